@@ -1,0 +1,51 @@
+"""The ``ummaya`` command: a small click group; each command lives in its own module.
+
+Modules are imported lazily so ``ummaya search`` does not pay for the server or the model client.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# command name -> "module:attribute" (relative to ummaya.cli)
+COMMANDS: dict[str, str] = {
+    "build": "build:build",
+    "check": "check:check",
+    "new": "scaffold:new",
+    "adapters": "adapters:adapters",
+    "search": "search:search",
+    "eval": "evaluate:eval_group",
+    "ask": "ask:ask",
+    "chat": "chat:chat",
+    "consent": "consent:consent",
+    "trace": "trace:trace",
+    "traces": "trace:traces",
+    "serve": "serve:serve",
+    "release": "release:release",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(f"ummaya.cli.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"ummaya.cli.{module_name}":
+                return None  # command not built yet
+            raise
+        return getattr(module, attr)
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="ummaya")
+def main() -> None:
+    """UMMAYA: ask for Korean public-service outcomes, grounded in real public data."""
