@@ -195,6 +195,19 @@ class FieldMap(Strict):
     )
 
 
+class Lookup(Strict):
+    """A preliminary request that fills an input the main request needs but a citizen never knows
+    (e.g. TAGO: stop name -> nodeId). Declared, not coded: the engine runs it when
+    ``when_missing`` is absent from the arguments and takes ``pick`` from the first record."""
+
+    when_missing: str = Field(description="Input field whose absence triggers the lookup")
+    path: str = Field(pattern=r"^/")
+    params: dict[str, str] = Field(default_factory=dict, description="Upstream param -> input field")
+    static_params: dict[str, Any] = Field(default_factory=dict)
+    record_path: str
+    pick: dict[str, str] = Field(description="Input field to fill -> upstream record field")
+
+
 class Upstream(Strict):
     profile: str | None = Field(default=None, description="Name of a registry/_profiles/ file")
     base_url: str | None = Field(default=None, pattern=r"^https://")
@@ -219,6 +232,7 @@ class Upstream(Strict):
     postprocess: str | None = Field(
         default=None, description="Named shared post-processor over the record list"
     )
+    lookup: Lookup | None = None
     callable: bool = Field(
         default=True,
         description="False for mock-tier adapters whose real channel this project cannot call",
