@@ -1,0 +1,64 @@
+"""The shared upstream engine (docs/DESIGN.md, "The shared upstream engine").
+
+One engine interprets every manifest; per-adapter code is zero. Modules, in the order a call runs:
+``request`` (build from ``Upstream``; ``resolvers`` for derived params), ``engine`` (tiers,
+transports, retries, host guard, token exchange, lookup, cache, rate limit), ``envelopes`` (body →
+records or a classified error; ``xmltree`` via defusedxml), ``project`` (+ ``transforms``: fields,
+coercion, post-processors, output_schema check). ``errors`` names the classes and codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .engine import Dispatcher, FixtureTransport, parse_fixture, pick_fixture
+from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
+from .outcome import CallOutcome
+from .resolvers import kma_forecast_base, kma_grid, kma_nowcast_base
+
+
+def call_sync(
+    adapter_id: str,
+    args: dict[str, Any],
+    *,
+    mode: str = "auto",
+    fixture: str | None = None,
+    dispatcher: Dispatcher | None = None,
+    **dispatcher_kwargs: Any,
+) -> CallOutcome:
+    """Blocking ``Dispatcher.call`` for scripts and the REPL.
+
+    Without ``dispatcher`` one is made over ``Catalog.load()`` (``generated/`` of the project
+    around the working directory, or ``UMMAYA_GENERATED``) with ``dispatcher_kwargs``. Not for use
+    inside a running event loop — await ``Dispatcher.call`` there.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError("call_sync() inside a running event loop; await Dispatcher.call() instead")
+    if dispatcher is None:
+        from ummaya.runtime.catalog import Catalog
+
+        catalog = dispatcher_kwargs.pop("catalog", None) or Catalog.load()
+        dispatcher = Dispatcher(catalog, **dispatcher_kwargs)
+    return asyncio.run(dispatcher.call(adapter_id, args, mode=mode, fixture=fixture))  # type: ignore[arg-type]
+
+
+__all__ = [
+    "ADAPTER_ERROR",
+    "CHANNEL_UNAVAILABLE",
+    "CREDENTIAL_MISSING",
+    "CallOutcome",
+    "Dispatcher",
+    "FixtureTransport",
+    "UpstreamError",
+    "call_sync",
+    "kma_forecast_base",
+    "kma_grid",
+    "kma_nowcast_base",
+    "parse_fixture",
+    "pick_fixture",
+]

@@ -1,0 +1,526 @@
+"""The Dispatcher: one engine for every manifest, Live / Mock / Handoff.
+
+Live and Mock run the very same code — request building, lookup step, envelope reading,
+projection, schema check — and differ only in the httpx transport: Live uses the real network (or
+the ``transport=`` given, e.g. for tests), Mock a fixture transport answering with the fixture's
+bytes, status and content type. Mock sends no key and skips the token exchange.
+
+Live safety rails:
+- host guard: every request (lookup and token requests included) must go to the host of the
+  manifest's ``base_url``; ``base_url_overrides[adapter_id]``, ``UMMAYA_BASE_URL_<ADAPTER_ID>`` or
+  ``UMMAYA_BASE_URL_<PROFILE_ID>`` (environment) is the only way to point it elsewhere. Anything
+  else is refused with adapter_error HOST_GUARD before a byte is sent; redirects are not followed.
+- bounded retries: only ``retryable`` errors (timeouts, connect errors, 5xx/429, transient and
+  quota result codes) are retried, ``max_attempts`` in all, with exponential backoff through an
+  injectable ``sleep``.
+- token exchange (SGIS): the token is cached per host+token_path for ``token_ttl_s`` and refreshed
+  once when the answer carries one of ``auth.expired_codes``.
+- ``cache_ttl_s``: in-memory TTL cache of ok/no_data outcomes keyed by adapter + arguments.
+- ``rate_limit_per_s``: requests to one host are spaced at least 1/rate seconds apart.
+
+Mock with a ``lookup`` step: the lookup request is answered from ``<fixture stem>.lookup<suffix>``
+beside the fixture body when that file exists; otherwise the lookup is skipped and the fixture
+answers the main request directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import jsonschema
+
+from ummaya.codegen.manifest import Fixture, Manifest, Upstream
+from ummaya.runtime.catalog import Catalog, CatalogError
+
+from .envelopes import Parsed, read_response
+from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
+from .outcome import CallOutcome
+from .project import build_output, validate_output
+from .request import (
+    BuiltRequest,
+    apply_auth,
+    build_request,
+    credential,
+    host_of,
+    join_url,
+    query_pairs,
+    secret_names,
+)
+from .resolvers import Clock, utc_now
+from .transforms import get_path, records_at
+
+Mode = Literal["auto", "live", "mock"]
+TierName = Literal["live", "mock", "handoff"]
+MOCK_BASE_URL = "https://mock.invalid"  # mock-tier adapters may have no real host at all
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+def with_defaults(input_schema: dict[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(args)
+    for name, prop in (input_schema.get("properties") or {}).items():
+        if name not in out and isinstance(prop, dict) and "default" in prop:
+            out[name] = copy.deepcopy(prop["default"])
+    return out
+
+
+def check_arguments(input_schema: dict[str, Any], args: Mapping[str, Any]) -> None:
+    cls = jsonschema.validators.validator_for(input_schema, jsonschema.Draft202012Validator)
+    errors = sorted(cls(input_schema).iter_errors(dict(args)), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"
+        raise UpstreamError(ADAPTER_ERROR, "INVALID_ARGUMENTS", f"{where}: {err.message}")
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+
+
+def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) -> Fixture:
+    if name is not None:
+        for f in manifest.fixtures:
+            if f.name == name:
+                return f
+        raise UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no fixture '{name}'")
+    for f in manifest.fixtures:
+        if with_defaults(manifest.input_schema, f.request) == dict(args):
+            return f
+    for f in manifest.fixtures:
+        if f.expected is not None:
+            return f
+    raise UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no normal fixture to answer from")
+
+
+def fixture_content_type(fixture: Fixture) -> str:
+    if fixture.content_type:
+        return fixture.content_type
+    suffix = Path(fixture.response or "").suffix.lower()
+    if suffix == ".xml":
+        return "text/xml;charset=UTF-8"
+    if suffix in (".html", ".htm"):
+        return "text/html;charset=UTF-8"
+    return "application/json;charset=UTF-8"
+
+
+class FixtureTransport(httpx.AsyncBaseTransport):
+    """Answers every request with one fixture body; ``routes`` (URL path → body) answer the
+    lookup request. Records the requests it saw so tests can compare Mock and Live."""
+
+    def __init__(self, body: bytes, status: int, content_type: str, routes: dict[str, bytes] | None = None):
+        self.body, self.status, self.content_type = body, status, content_type
+        self.routes = routes or {}
+        self.requests: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        body = self.routes.get(request.url.path, self.body)
+        status = 200 if request.url.path in self.routes else self.status
+        return httpx.Response(status, content=body, headers={"content-type": self.content_type})
+
+
+class _KeepOpen(httpx.AsyncBaseTransport):
+    """A caller's transport outlives each per-call client (clients close their transport)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport):
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        return None
+
+
+# -- one call's mutable state --------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    manifest: Manifest
+    upstream: Upstream
+    client: httpx.AsyncClient
+    base_url: str
+    live: bool
+    attempts: int = 0
+    url: str | None = None
+    lookup_body_present: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        env: Mapping[str, str] | None = None,
+        base_url_overrides: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock = utc_now,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        max_attempts: int = 3,
+        backoff_s: float = 0.2,
+    ):
+        self.catalog = catalog
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.base_url_overrides = dict(base_url_overrides or {})
+        self.transport = transport
+        self.clock = clock
+        self.sleep = sleep
+        self.max_attempts = max(1, max_attempts)
+        self.backoff_s = backoff_s
+        self._tokens: dict[tuple[str, str], tuple[str, float]] = {}
+        self._cache: dict[tuple[str, str], tuple[float, CallOutcome]] = {}
+        self._next_slot: dict[str, float] = {}
+        self._rate_lock: asyncio.Lock | None = None
+
+    # -- tiers -----------------------------------------------------------------------------
+
+    def resolve_tier(self, adapter_id: str, mode: Mode) -> TierName:
+        m = self.catalog.get(adapter_id)
+        if m.tier == "handoff":
+            return "handoff"
+        if m.tier == "mock" or m.upstream is None or not m.upstream.callable:
+            return "mock"
+        if mode == "mock":
+            return "mock"
+        if mode == "live":
+            return "live"
+        return "live" if all(self.env.get(v) for v in m.credentials) else "mock"
+
+    def base_url_for(self, manifest: Manifest) -> str | None:
+        override = self.base_url_overrides.get(manifest.id)
+        if override:
+            return override
+        names = [manifest.id]
+        if manifest.upstream and manifest.upstream.profile:
+            names.append(manifest.upstream.profile)
+        for name in names:
+            value = self.env.get(f"UMMAYA_BASE_URL_{name.upper()}")
+            if value:
+                return value
+        return manifest.upstream.base_url if manifest.upstream else None
+
+    # -- public calls ------------------------------------------------------------------------
+
+    async def call(
+        self, adapter_id: str, args: dict, *, mode: Mode = "auto", fixture: str | None = None
+    ) -> CallOutcome:
+        t0 = time.perf_counter()
+        try:
+            manifest = self.catalog.get(adapter_id)
+        except CatalogError as exc:
+            return _error_outcome(
+                adapter_id, "live" if mode == "live" else "mock",
+                UpstreamError(ADAPTER_ERROR, "UNKNOWN_ADAPTER", str(exc)), t0,
+            )
+        tier = self.resolve_tier(adapter_id, mode)
+        if tier == "handoff":
+            return handoff_outcome(manifest, t0)
+        try:
+            args = with_defaults(manifest.input_schema, args or {})
+            check_arguments(manifest.input_schema, args)
+        except UpstreamError as exc:
+            return _error_outcome(adapter_id, tier, exc, t0)
+        if tier == "mock":
+            return await self._mock(manifest, args, fixture, t0)
+        return await self._live(manifest, args, t0)
+
+    async def call_many(self, calls: list[tuple[str, dict]], *, mode: Mode = "auto") -> list[CallOutcome]:
+        return list(await asyncio.gather(*(self.call(a, args, mode=mode) for a, args in calls)))
+
+    # -- tiers' bodies -------------------------------------------------------------------------
+
+    async def _mock(self, manifest: Manifest, args: dict, fixture_name: str | None, t0: float) -> CallOutcome:
+        assert manifest.upstream is not None
+        try:
+            fx = pick_fixture(manifest, args, fixture_name)
+        except UpstreamError as exc:
+            return _error_outcome(manifest.id, "mock", exc, t0)
+        if fx.response is None:
+            return _outcome_from_expected(manifest, fx, t0)
+        path = self.catalog.fixture_path(manifest.id, fx.response)
+        try:
+            body = path.read_bytes()
+        except OSError as exc:
+            err = UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"fixture body {path}: {exc.strerror}")
+            return _error_outcome(manifest.id, "mock", err, t0, fixture=fx.name)
+        routes: dict[str, bytes] = {}
+        lookup = manifest.upstream.lookup
+        if lookup is not None:
+            side = path.with_name(f"{path.stem}.lookup{path.suffix}")
+            if side.is_file():
+                routes[_url_path(MOCK_BASE_URL, manifest.upstream, lookup.path)] = side.read_bytes()
+        transport = FixtureTransport(body, fx.status, fixture_content_type(fx), routes)
+        base = manifest.upstream.base_url or MOCK_BASE_URL
+        async with httpx.AsyncClient(transport=transport, follow_redirects=False) as client:
+            run = _Run(manifest, manifest.upstream, client, base, live=False, lookup_body_present=bool(routes))
+            outcome = await self._execute(run, args, t0)
+        outcome.fixture = fx.name
+        return outcome
+
+    async def _live(self, manifest: Manifest, args: dict, t0: float) -> CallOutcome:
+        upstream = manifest.upstream
+        assert upstream is not None
+        try:
+            for name in manifest.credentials:
+                credential(self.env, name)
+            base = self.base_url_for(manifest)
+            if not base:
+                raise UpstreamError(ADAPTER_ERROR, "NO_BASE_URL", f"{manifest.id}: upstream.base_url is not set")
+        except UpstreamError as exc:
+            return _error_outcome(manifest.id, "live", exc, t0)
+
+        cache_key = None
+        if upstream.cache_ttl_s:
+            cache_key = (manifest.id, json.dumps(args, sort_keys=True, ensure_ascii=False, default=str))
+            hit = self._cache.get(cache_key)
+            if hit and hit[0] > self._now_s():
+                cached = hit[1].model_copy(deep=True)
+                cached.attempts = 0
+                cached.latency_ms = (time.perf_counter() - t0) * 1000
+                return cached
+
+        transport = _KeepOpen(self.transport) if self.transport is not None else None
+        async with httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False) as client:
+            run = _Run(manifest, upstream, client, base, live=True)
+            outcome = await self._execute(run, args, t0)
+        if cache_key and outcome.status in ("ok", "no_data"):
+            self._cache[cache_key] = (self._now_s() + float(upstream.cache_ttl_s or 0), outcome.model_copy(deep=True))
+        return outcome
+
+    async def _execute(self, run: _Run, args: dict, t0: float) -> CallOutcome:
+        tier: TierName = "live" if run.live else "mock"
+        try:
+            args = await self._lookup(run, args)
+            if args is None:
+                output = {"items": [], "total_count": 0}
+                return CallOutcome(
+                    adapter_id=run.manifest.id, tier=tier, status="no_data",
+                    output=_fit_empty(output, run.manifest.output_schema),
+                    error_message=f"lookup found no record to fill '{run.upstream.lookup.when_missing}'",  # type: ignore[union-attr]
+                    upstream_url=run.url, latency_ms=_ms(t0), attempts=run.attempts,
+                )
+            parsed = await self._main_request(run, args)
+            output = build_output(parsed, run.upstream, run.manifest.output_schema)
+        except UpstreamError as exc:
+            out = _error_outcome(run.manifest.id, tier, exc, t0)
+            out.upstream_url, out.attempts = run.url, run.attempts
+            return out
+        status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
+        return CallOutcome(
+            adapter_id=run.manifest.id, tier=tier, status=status, output=output,
+            upstream_url=run.url, latency_ms=_ms(t0), attempts=run.attempts,
+        )
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    async def _lookup(self, run: _Run, args: dict) -> dict | None:
+        lookup = run.upstream.lookup
+        if lookup is None or args.get(lookup.when_missing) is not None:
+            return args
+        if not run.live and not run.lookup_body_present:
+            return args
+        url = join_url(run.base_url, lookup.path)
+        static = {**run.upstream.static_params, **lookup.static_params}
+        pairs = dict(query_pairs({}, static, args))
+        if run.upstream.format == "json":
+            pairs.update({k: str(v) for k, v in (run.upstream.format_param or {}).items()})
+        pairs.update(dict(query_pairs(lookup.params, {}, args)))
+        req = BuiltRequest("GET", url, list(pairs.items()), secret_names=secret_names(run.upstream.auth))
+        parsed = await self._authorized(run, req)
+        records = records_at(parsed.document, lookup.record_path)
+        if not records:
+            return None
+        first = records[0]
+        filled = dict(args)
+        for input_name, source in lookup.pick.items():
+            value = get_path(first, source)
+            if value is None:
+                raise UpstreamError(
+                    ADAPTER_ERROR, "LOOKUP",
+                    f"upstream.lookup.pick.{input_name}: record has no field '{source}'",
+                )
+            filled[input_name] = value
+        return filled
+
+    async def _main_request(self, run: _Run, args: dict) -> Parsed:
+        req = build_request(run.upstream, args, base_url=run.base_url, now=self.clock(), env=None)
+        return await self._authorized(run, req)
+
+    async def _authorized(self, run: _Run, req: BuiltRequest) -> Parsed:
+        """Send ``req`` with the key (Live); refresh an expired exchanged token once."""
+        auth = run.upstream.auth
+        if not run.live or auth is None or auth.style == "none":
+            return await self._send(run, req)
+        if auth.style != "token_exchange":
+            signed = _copy_req(req)
+            apply_auth(signed, auth, self.env, None)
+            return await self._send(run, signed)
+        for attempt in (1, 2):
+            token = await self._token(run, refresh=attempt == 2)
+            signed = _copy_req(req)
+            apply_auth(signed, auth, self.env, token)
+            try:
+                return await self._send(run, signed)
+            except UpstreamError as exc:
+                if exc.code not in auth.expired_codes or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _token(self, run: _Run, *, refresh: bool) -> str:
+        auth = run.upstream.auth
+        assert auth is not None and auth.token_path and auth.token_field
+        key = (host_of(run.base_url), auth.token_path)
+        cached = self._tokens.get(key)
+        if cached and not refresh and cached[1] > self._now_s():
+            return cached[0]
+        params = [(k, credential(self.env, v)) for k, v in auth.token_params.items()]
+        req = BuiltRequest(
+            "GET", join_url(run.base_url, auth.token_path), params,
+            secret_names=frozenset(auth.token_params),
+        )
+        parsed = await self._send(run, req, keep_url=False)
+        token = get_path(parsed.document, auth.token_field)
+        if not token:
+            raise UpstreamError(CREDENTIAL_MISSING, "TOKEN", f"token response has no '{auth.token_field}'")
+        self._tokens[key] = (str(token), self._now_s() + auth.token_ttl_s)
+        return str(token)
+
+    async def _send(self, run: _Run, req: BuiltRequest, *, keep_url: bool = True) -> Parsed:
+        if host_of(req.url) != host_of(run.base_url):
+            raise UpstreamError(
+                ADAPTER_ERROR, "HOST_GUARD",
+                f"refusing {host_of(req.url)}: {run.manifest.id} may only reach {host_of(run.base_url)}",
+            )
+        if keep_url:
+            run.url = req.redacted_url()
+        timeout = run.upstream.timeout_s or 10.0
+        for attempt in range(1, self.max_attempts + 1):
+            run.attempts += 1
+            if run.live:
+                await self._pace(req.url, run.upstream.rate_limit_per_s)
+            try:
+                resp = await run.client.request(
+                    req.method, req.url, params=req.params, headers=req.headers, timeout=timeout
+                )
+                err: UpstreamError | None = None
+                try:
+                    return read_response(run.upstream.envelope, resp.status_code, resp.content, resp.reason_phrase)
+                except UpstreamError as exc:
+                    err = exc
+            except httpx.TimeoutException as exc:
+                err = UpstreamError(CHANNEL_UNAVAILABLE, "TIMEOUT", f"no answer within {timeout:g}s ({type(exc).__name__})", retryable=True)
+            except httpx.TransportError as exc:
+                err = UpstreamError(CHANNEL_UNAVAILABLE, "CONNECT", f"{type(exc).__name__}: {exc}", retryable=True)
+            if not err.retryable or attempt == self.max_attempts:
+                raise err
+            await self.sleep(self.backoff_s * (2 ** (attempt - 1)))
+        raise AssertionError("unreachable")
+
+    async def _pace(self, url: str, rate: float | None) -> None:
+        if not rate or rate <= 0:
+            return
+        if self._rate_lock is None:
+            self._rate_lock = asyncio.Lock()
+        host = host_of(url)
+        async with self._rate_lock:
+            now = time.monotonic()
+            slot = max(now, self._next_slot.get(host, now))
+            self._next_slot[host] = slot + 1.0 / rate
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+    def _now_s(self) -> float:
+        return self.clock().timestamp()
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def _copy_req(req: BuiltRequest) -> BuiltRequest:
+    return BuiltRequest(req.method, req.url, list(req.params), dict(req.headers), req.secret_names)
+
+
+def _url_path(base: str, upstream: Upstream, path: str) -> str:
+    return httpx.URL(join_url(upstream.base_url or base, path)).path
+
+
+def _fit_empty(output: dict, schema: dict) -> dict:
+    props = schema.get("properties", {})
+    if "total_count" not in props and schema.get("additionalProperties", True) is False:
+        output.pop("total_count", None)
+    return output
+
+
+def _error_outcome(adapter_id: str, tier: TierName, exc: UpstreamError, t0: float, *, fixture: str | None = None) -> CallOutcome:
+    return CallOutcome(
+        adapter_id=adapter_id, tier=tier, status="error", output=None,
+        error_class=exc.error_class, error_code=exc.code, error_message=exc.message,
+        latency_ms=_ms(t0), fixture=fixture,
+    )
+
+
+def handoff_outcome(manifest: Manifest, t0: float | None = None) -> CallOutcome:
+    material = manifest.handoff.model_dump(mode="json", exclude_none=True) if manifest.handoff else {}
+    return CallOutcome(
+        adapter_id=manifest.id, tier="handoff", status="handoff", output=material,
+        latency_ms=_ms(t0) if t0 is not None else 0.0,
+    )
+
+
+def _outcome_from_expected(manifest: Manifest, fx: Fixture, t0: float | None) -> CallOutcome:
+    """A mock-tier fixture without an upstream body: its declared outcome is the mock's answer."""
+    latency = _ms(t0) if t0 is not None else 0.0
+    if fx.expected_error is not None:
+        return CallOutcome(
+            adapter_id=manifest.id, tier="mock", status="error", error_class=fx.expected_error,
+            error_code="FIXTURE", error_message=fx.description or f"fixture {fx.name}",
+            latency_ms=latency, fixture=fx.name,
+        )
+    try:
+        validate_output(fx.expected or {}, manifest.output_schema)
+    except UpstreamError as exc:
+        return _error_outcome(manifest.id, "mock", exc, t0 or time.perf_counter(), fixture=fx.name)
+    items = (fx.expected or {}).get("items")
+    status = "no_data" if isinstance(items, list) and not items else "ok"
+    return CallOutcome(
+        adapter_id=manifest.id, tier="mock", status=status, output=copy.deepcopy(fx.expected),
+        latency_ms=latency, fixture=fx.name,
+    )
+
+
+def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutcome:
+    """Run one fixture body through the adapter's own reader and projection (no request).
+
+    codegen's link stage compares the result with ``fixture.expected`` / ``expected_error``.
+    ``manifest`` must be profile-resolved (codegen.resolve.resolve_manifest).
+    """
+    t0 = time.perf_counter()
+    if manifest.tier == "handoff" or manifest.upstream is None:
+        return handoff_outcome(manifest, t0)
+    if fixture.response is None and not body:
+        return _outcome_from_expected(manifest, fixture, t0)
+    try:
+        parsed = read_response(manifest.upstream.envelope, fixture.status, body)
+        output = build_output(parsed, manifest.upstream, manifest.output_schema)
+    except UpstreamError as exc:
+        return _error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
+    status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
+    return CallOutcome(
+        adapter_id=manifest.id, tier="mock", status=status, output=output,
+        latency_ms=_ms(t0), fixture=fixture.name, attempts=1,
+    )

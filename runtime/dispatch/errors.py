@@ -1,0 +1,34 @@
+"""Error classes the engine reports and the exception that carries them inside the engine.
+
+Three classes reach the turn (they double as stop reasons): ``adapter_error`` (the adapter or the
+upstream answered something we cannot use — retrying will not help), ``credential_missing`` (no key,
+or the upstream refused the key) and ``channel_unavailable`` (the upstream is down, slow or over
+quota — worth retrying, and reported only after the bounded retries ran out).
+
+Stable engine codes (upstream codes such as ``"30"`` or ``"E0001"`` are passed through as is):
+PARSE, SCHEMA, TRANSFORM, HOST_GUARD, TIMEOUT, CONNECT, HTTP_<status>, CREDENTIAL_MISSING,
+INVALID_ARGUMENTS, NO_FIXTURE, UNKNOWN_ADAPTER, NOT_CALLABLE, TOKEN.
+"""
+
+from __future__ import annotations
+
+ADAPTER_ERROR = "adapter_error"
+CREDENTIAL_MISSING = "credential_missing"
+CHANNEL_UNAVAILABLE = "channel_unavailable"
+ERROR_CLASSES = (ADAPTER_ERROR, CREDENTIAL_MISSING, CHANNEL_UNAVAILABLE)
+
+
+class UpstreamError(Exception):
+    """A classified failure. ``retryable`` marks the transient ones (the only ones retried)."""
+
+    def __init__(self, error_class: str, code: str, message: str, *, retryable: bool = False):
+        assert error_class in ERROR_CLASSES, error_class
+        super().__init__(f"{error_class} [{code}]: {message}")
+        self.error_class = error_class
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+
+
+def parse_error(message: str) -> UpstreamError:
+    return UpstreamError(ADAPTER_ERROR, "PARSE", message)

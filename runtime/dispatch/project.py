@@ -1,0 +1,111 @@
+"""Records → the adapter's output object, validated against its ``output_schema``.
+
+Output = ``{"items": [...], "total_count": N}`` plus any other top-level property the output schema
+declares and the envelope carries (data.go.kr ``body`` page info, Kakao ``meta``, juso ``common``,
+…), looked up by its own name and then by its camelCase spelling (``page_no`` → ``pageNo``).
+``total_count`` is the envelope's total when it has one (before a post-processor reshapes rows),
+else the number of items. Without ``fields`` a record is passed through whole.
+
+A schema mismatch is ``adapter_error`` code SCHEMA naming the JSON path of the first bad field, so
+a drifted upstream shows up as "items/0/distance_km: 'far' is not of type 'number'".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+
+from ummaya.codegen.manifest import Upstream
+
+from .envelopes import Parsed, default_record_path, total_of
+from .errors import ADAPTER_ERROR, UpstreamError
+from .transforms import (
+    POSTPROCESSORS,
+    TransformError,
+    apply_transform,
+    coerce,
+    coerce_object,
+    get_path,
+    records_at,
+)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _project_record(rec: Any, upstream: Upstream, index: int) -> Any:
+    if not upstream.fields:
+        return rec
+    out: dict[str, Any] = {}
+    for name, spec in upstream.fields.items():
+        source, transform = (spec, None) if isinstance(spec, str) else (spec.source, spec.transform)
+        value = get_path(rec, source)
+        if transform:
+            try:
+                value = apply_transform(transform, value)
+            except TransformError as exc:
+                raise UpstreamError(
+                    ADAPTER_ERROR, "TRANSFORM", f"items/{index}/{name} (from '{source}'): {exc}"
+                ) from exc
+        out[name] = value
+    return out
+
+
+def _item_schema(output_schema: dict[str, Any]) -> dict[str, Any]:
+    return (output_schema.get("properties", {}).get("items") or {}).get("items") or {}
+
+
+def records_from(parsed: Parsed, upstream: Upstream) -> list[Any]:
+    path = upstream.record_path if upstream.record_path is not None else default_record_path(upstream.envelope)
+    records = records_at(parsed.document, path)
+    if upstream.postprocess:
+        fn = POSTPROCESSORS.get(upstream.postprocess)
+        if fn is None:
+            raise UpstreamError(
+                ADAPTER_ERROR,
+                "POSTPROCESS",
+                f"upstream.postprocess: unknown post-processor '{upstream.postprocess}' "
+                f"(known: {', '.join(POSTPROCESSORS)})",
+            )
+        records = fn([r for r in records if isinstance(r, dict)])
+    return records
+
+
+def build_output(parsed: Parsed, upstream: Upstream, output_schema: dict[str, Any]) -> dict[str, Any]:
+    records = records_from(parsed, upstream)
+    item_schema = _item_schema(output_schema)
+    items = []
+    for i, rec in enumerate(records):
+        item = _project_record(rec, upstream, i)
+        items.append(coerce_object(item, item_schema) if isinstance(item, dict) else coerce(item, item_schema))
+
+    props: dict[str, Any] = output_schema.get("properties", {})
+    total = None if upstream.postprocess else total_of(upstream.envelope, parsed.document)
+    total = coerce(total, {"type": ["integer", "null"]})
+    if not isinstance(total, int):
+        total = len(items)
+    out: dict[str, Any] = {"items": items}
+    if "total_count" in props or output_schema.get("additionalProperties", True) is not False:
+        out["total_count"] = total
+    for name, schema in props.items():
+        if name in out:
+            continue
+        for key in (name, _camel(name)):
+            if key in parsed.extras:
+                out[name] = coerce(parsed.extras[key], schema)
+                break
+    validate_output(out, output_schema)
+    return out
+
+
+def validate_output(out: dict[str, Any], output_schema: dict[str, Any]) -> None:
+    validator_cls = jsonschema.validators.validator_for(output_schema, jsonschema.Draft202012Validator)
+    errors = sorted(validator_cls(output_schema).iter_errors(out), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(output)"
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise UpstreamError(ADAPTER_ERROR, "SCHEMA", f"{where}: {err.message}{more}")
