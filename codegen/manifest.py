@@ -52,6 +52,7 @@ SLOT_TYPES = (
     "life_stage",
     "target_group",
     "year",
+    "count",  # how many results a citizen asks for ("가까운 3곳"); optional, schema default otherwise
 )
 
 
