@@ -21,6 +21,10 @@ from typing import Any
 
 from .manifest import Manifest
 
+# Kiwi-derived terms are computed here, at build time, so the query path never loads Kiwi.
+# (They depend on the kiwipiepy version, which documents.json records.)
+from ummaya.runtime.retrieve.analysis import ANALYZER_VERSION, kiwi_version, morphs_many
+
 DOCUMENTS_PATH = "index/documents.json"
 DOCUMENTS_FORMAT = 1
 
@@ -120,8 +124,43 @@ def document(m: Manifest) -> dict[str, Any]:
     }
 
 
+TEXT_FIELDS = ("title", "summary", "hints", "examples", "agency", "domain", "primitive", "tier")
+
+
+def _field_text(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def add_morphs(docs: list[dict[str, Any]]) -> None:
+    """Fill ``doc["morphs"][lang][field]`` with Kiwi content morphemes, space-joined (one Kiwi
+    batch for all texts)."""
+    texts = [
+        t
+        for d in docs
+        for lang in ("ko", "en")
+        for f in TEXT_FIELDS
+        for t in _field_text(d["text"][lang][f])
+    ]
+    analysed = dict(zip(texts, morphs_many(texts)))
+    for d in docs:
+        d["morphs"] = {
+            lang: {
+                f: " ".join(m for t in _field_text(d["text"][lang][f]) for m in analysed[t])
+                for f in TEXT_FIELDS
+            }
+            for lang in ("ko", "en")
+        }
+
+
 def documents_bytes(docs: Iterable[dict[str, Any]]) -> bytes:
-    body = {"format": DOCUMENTS_FORMAT, "documents": sorted(docs, key=lambda d: d["id"])}
+    docs = sorted(docs, key=lambda d: d["id"])
+    if any("morphs" not in d for d in docs):
+        add_morphs(docs)
+    body = {
+        "format": DOCUMENTS_FORMAT,
+        "analyzer": {"version": ANALYZER_VERSION, "kiwipiepy": kiwi_version()},
+        "documents": docs,
+    }
     return (json.dumps(body, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
 

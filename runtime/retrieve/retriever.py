@@ -1,0 +1,310 @@
+"""Rank adapters for a citizen's request, or abstain.
+
+Score = text score (BM25F over the Whoosh index, fields weighted) × signals the manifest carries:
+
+* **primitive intent** — 신고/납부/신청/제출 → ``send``; 확인/인증/자격 → ``check``;
+  어디/근처/위치 → ``locate`` and ``find``: adapters of an implied primitive get a boost;
+* **context slots** — an adapter whose ``requires`` the session can already fill gets a boost; a
+  ``locate`` adapter whose ``provides`` are all already known is demoted (a resolved location is
+  reused, never re-guessed);
+* **tier** — a tiny preference live > mock > handoff, a tie-breaker only.
+
+Abstention: the best candidate must cover enough of the request. Coverage = the IDF-weighted
+share of the request's terms (each family: grams, morphemes) found anywhere in the candidate's
+document; unknown words count against it. Below ``abstain_coverage`` → ``[]`` (that is what the
+turn reports as ``no_adapter``). The threshold is tuned on the eval set's tune split
+(evals/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from .analysis import Segmenter, grams
+from .index import Compiled, IndexConfig, ensure_index
+
+
+class RetrievalError(Exception):
+    code = "retrieval_error"
+
+
+class UnknownFilter(RetrievalError, ValueError):
+    """A filter key the retriever does not know. ``code`` is stable: ``unknown_filter``."""
+
+    code = "unknown_filter"
+
+    def __init__(self, key: str):
+        self.key = key
+        super().__init__(f"unknown filter '{key}' (known: {', '.join(FILTER_KEYS)})")
+
+
+FILTER_KEYS = ("primitive", "tier", "domain", "agency")
+
+
+class Candidate(BaseModel):
+    adapter_id: str
+    primitive: str
+    tier: str
+    score: float
+    domain: str
+    agency: str
+    # Diagnostics (not part of the seam's minimum): share of the request this adapter covers
+    # and the raw text score before signals.
+    coverage: float = 0.0
+    text_score: float = 0.0
+
+
+# Intent cues → implied primitives. Matched on the raw request (substring for Korean, word for
+# English); generic across adapters — a new adapter needs nothing here.
+INTENT_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"신고|납부|신청|제출|접수|내야|내려고|낼게|내고\s*싶|\b(pay|report|apply|submit|file|filing)\b", re.I), ("send",)),
+    (re.compile(r"확인|인증|자격|\b(verify|verification|eligib\w*|check|authenticat\w*)\b", re.I), ("check",)),
+    (re.compile(r"어디|근처|위치|가까운|주변|\b(where|near|nearby|nearest|closest|around)\b", re.I), ("locate", "find")),
+)
+TIER_PRIOR = {"live": 1.0, "mock": 0.995, "handoff": 0.99}
+
+
+class Retriever:
+    """Load once, search many times. Thread-safe for concurrent ``search`` calls."""
+
+    def __init__(
+        self,
+        documents: bytes,
+        *,
+        generated: Path | None = None,
+        cache_dir: Path | None = None,
+        config: IndexConfig | None = None,
+        kiwi_query: bool = False,
+        intent_boost: float = 0.25,
+        context_boost: float = 0.1,
+        abstain_coverage: float = 0.34,
+        dense: bool = False,
+    ):
+        raw = json.loads(documents)
+        self.docs: list[dict[str, Any]] = raw["documents"]
+        self.config = config or IndexConfig.make()
+        self.folder = ensure_index(documents, self.docs, self.config, generated, cache_dir)
+        self.compiled = Compiled.load(self.folder / "compiled.npz")
+        self.n = len(self.docs)
+        self.ids = [d["id"] for d in self.docs]
+        self.kiwi_query = kiwi_query
+        self.intent_boost = intent_boost
+        self.context_boost = context_boost
+        self.abstain_coverage = abstain_coverage
+        self.segment = Segmenter(k[2:] for k in self.compiled.keys if k.startswith("m:"))
+        self.primitive = np.array([d["primitive"] for d in self.docs])
+        self.tier = np.array([d["tier"] for d in self.docs])
+        self.domain = np.array([d["domain"] for d in self.docs])
+        self.agency = np.array([d["agency"]["code"] for d in self.docs])
+        self.tier_prior = np.array([TIER_PRIOR.get(t, 1.0) for t in self.tier], dtype=np.float32)
+        self._requires = [frozenset(d.get("requires") or ()) for d in self.docs]
+        self._provides = [frozenset(d.get("provides") or ()) for d in self.docs]
+        self._whoosh = None
+        self.dense = None
+        if dense:
+            from .dense import DenseIndex
+
+            self.dense = DenseIndex.load_or_build(self.folder, self.docs)
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, generated: Path | str | None = None, **kwargs: Any) -> Retriever:
+        """From a generated/ folder (default: :func:`ummaya.paths.generated_dir`)."""
+        if generated is None:
+            from ummaya.paths import generated_dir
+
+            generated = generated_dir()
+        generated = Path(generated)
+        path = generated / "index" / "documents.json"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise RetrievalError(f"{path}: not built yet — run `ummaya build`") from exc
+        return cls(data, generated=generated, **kwargs)
+
+    @classmethod
+    def from_documents(cls, path: Path | str, **kwargs: Any) -> Retriever:
+        """From a documents.json anywhere (benchmarks, tests); the index goes to a cache folder."""
+        return cls(Path(path).read_bytes(), **kwargs)
+
+    # -- query analysis -------------------------------------------------------------------------
+
+    def query_terms(self, query: str) -> Counter[str]:
+        terms: Counter[str] = Counter(f"g:{t}" for t in grams(query))
+        if self.kiwi_query:
+            from .analysis import morphs
+
+            terms.update(f"m:{t}" for t in morphs(query))
+        else:
+            terms.update(f"m:{t}" for t in self.segment(query))
+        return terms
+
+    # -- filters --------------------------------------------------------------------------------
+
+    def _mask(self, filters: dict | None) -> np.ndarray | None:
+        if not filters:
+            return None
+        mask = np.ones(self.n, dtype=bool)
+        for key, value in filters.items():
+            if key not in FILTER_KEYS:
+                raise UnknownFilter(key)
+            if value is None:
+                continue
+            values = [value] if isinstance(value, str) else list(value)
+            column = getattr(self, key)
+            if key == "agency":
+                names = np.array(
+                    [
+                        {d["agency"]["code"].lower(), d["agency"]["name_ko"], d["agency"]["name_en"].lower()}
+                        & {str(v).lower() for v in values}
+                        != set()
+                        for d in self.docs
+                    ]
+                )
+                mask &= names
+            else:
+                mask &= np.isin(column, values)
+        return mask
+
+    # -- scoring --------------------------------------------------------------------------------
+
+    def text_scores(self, terms: Counter[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(BM25F score per document, coverage per document)."""
+        c = self.compiled
+        d_parts: list[np.ndarray] = []
+        w_parts: list[np.ndarray] = []
+        cov = np.zeros(self.n, dtype=np.float32)
+        fam_total = {"g": 0.0, "m": 0.0}
+        cov_parts: dict[str, tuple[list[np.ndarray], list[float]]] = {"g": ([], []), "m": ([], [])}
+        unknown_idf = float(np.log(self.n) + 1.0)
+        for key, qtf in terms.items():
+            fam = key[0]
+            p = c.postings(key)
+            if p is None:
+                fam_total[fam] += unknown_idf
+                continue
+            docs, imps = p
+            d_parts.append(docs)
+            w_parts.append(imps * qtf if qtf != 1 else imps)
+            idf = float(c.idf_any[c.keys[key]])
+            fam_total[fam] += idf
+            cov_parts[fam][0].append(docs)
+            cov_parts[fam][1].append(idf)
+        if d_parts:
+            scores = np.bincount(
+                np.concatenate(d_parts), weights=np.concatenate(w_parts), minlength=self.n
+            )
+        else:
+            scores = np.zeros(self.n)
+        fams = [f for f in ("g", "m") if fam_total[f] > 0]
+        for fam in fams:
+            docs_l, idfs = cov_parts[fam]
+            if docs_l:
+                w = np.concatenate([np.full(len(d), i, dtype=np.float32) for d, i in zip(docs_l, idfs)])
+                cov += np.bincount(np.concatenate(docs_l), weights=w, minlength=self.n).astype(
+                    np.float32
+                ) / (fam_total[fam] * len(fams))
+        return scores, cov
+
+    def signals(self, query: str, context_slots: frozenset[str]) -> np.ndarray:
+        mult = self.tier_prior.copy()
+        implied: set[str] = set()
+        for pattern, prims in INTENT_CUES:
+            if pattern.search(query):
+                implied.update(prims)
+        if implied:
+            mult *= np.where(np.isin(self.primitive, list(implied)), 1.0 + self.intent_boost, 1.0)
+        if context_slots:
+            for i in range(self.n):
+                req, prov = self._requires[i], self._provides[i]
+                if req and req <= context_slots:
+                    mult[i] *= 1.0 + self.context_boost
+                if prov and prov <= context_slots:
+                    mult[i] *= 1.0 - self.context_boost
+        return mult
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        filters: dict | None = None,
+        context_slots: frozenset[str] = frozenset(),
+    ) -> list[Candidate]:
+        """Best first; ``[]`` when nothing fits (abstain). Raises :class:`UnknownFilter`."""
+        mask = self._mask(filters)
+        if top_k <= 0 or not query.strip():
+            return []
+        terms = self.query_terms(query)
+        text, cov = self.text_scores(terms)
+        final = text * self.signals(query, frozenset(context_slots))
+        if self.dense is not None:
+            final, cov = self.dense.fuse(query, final, cov)
+        if mask is not None:
+            final = np.where(mask, final, 0.0)
+        order = self._top(final, top_k)
+        order = [i for i in order if final[i] > 0]
+        if not order or cov[order[0]] < self.abstain_coverage:
+            return []
+        return [self._candidate(i, float(final[i]), float(cov[i]), float(text[i])) for i in order]
+
+    def _top(self, scores: np.ndarray, k: int) -> list[int]:
+        k = min(k, self.n)
+        if k == 0:
+            return []
+        if self.n > 4 * k:
+            part = np.argpartition(-scores, k - 1)[:k]
+        else:
+            part = np.arange(self.n)
+        # stable: score desc, then documents.json order (adapter id)
+        return sorted(part.tolist(), key=lambda i: (-scores[i], i))[:k]
+
+    def _candidate(self, i: int, score: float, cov: float, text: float) -> Candidate:
+        d = self.docs[i]
+        return Candidate(
+            adapter_id=d["id"],
+            primitive=d["primitive"],
+            tier=d["tier"],
+            score=round(score, 6),
+            domain=d["domain"],
+            agency=d["agency"]["code"],
+            coverage=round(cov, 4),
+            text_score=round(text, 6),
+        )
+
+    # -- the Whoosh path (index of record; used to verify the compiled view) ----------------------
+
+    def whoosh_search(self, query: str, *, limit: int = 10) -> list[tuple[str, float]]:
+        """Text-only ranking straight from the Whoosh searcher (reused across calls)."""
+        from whoosh import index as windex
+        from whoosh.query import Or, Term
+
+        from .index import FAMILIES, FIELDS, field_name, weighting
+
+        if self._whoosh is None:
+            ix = windex.open_dir(str(self.folder))
+            self._whoosh = ix.searcher(weighting=weighting(self.config))
+        subqueries = []
+        for key, qtf in sorted(self.query_terms(query).items()):
+            fam, text = key[0], key[2:]
+            for field in FIELDS:
+                if fam in FAMILIES:
+                    w = self.config.weight(field, fam) * qtf
+                    subqueries.append(Term(field_name(field, fam), text, boost=w))
+        if not subqueries:
+            return []
+        hits = self._whoosh.search(Or(subqueries), limit=limit)
+        return [(h["id"], float(h.score)) for h in hits]
+
+    def close(self) -> None:
+        if self._whoosh is not None:
+            self._whoosh.close()
+            self._whoosh = None
