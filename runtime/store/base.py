@@ -1,0 +1,617 @@
+"""The one storage interface (``Store``) and the SQL both backends share (``SQLStore``).
+
+SQL is written once with ``?`` placeholders; the PostgreSQL backend rewrites them to ``%s``.
+The backends differ only in how they connect, open a transaction, take a cross-process lock,
+and convert timestamps / JSON / blobs to and from their column types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+from .migrations import CONSENT_CHAIN_LOCK_KEY, MIGRATION_LOCK_KEY, MIGRATIONS
+from .models import (
+    GENESIS_HASH,
+    TERMINAL_STATES,
+    TRACE_STATES,
+    ChainReport,
+    ConsentRecord,
+    InvalidTransition,
+    Release,
+    ReleaseConflict,
+    RetentionPolicy,
+    Session,
+    Trace,
+    UnknownConsent,
+    UnknownRelease,
+    UnknownTrace,
+    as_utc,
+    canonical_json,
+    iso,
+    new_id,
+    utcnow,
+)
+from .redact import redact, redact_value
+
+# Keys whose string values are the citizen's or the answer's raw text: dropped entirely (not just
+# redacted) inside events and meta when the policy keeps no raw text.
+RAW_TEXT_KEYS = frozenset({"request", "query", "text", "answer", "request_text", "answer_text"})
+
+
+def _drop_raw_text(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: (None if k in RAW_TEXT_KEYS and isinstance(v, str) else _drop_raw_text(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_drop_raw_text(v) for v in value]
+    return value
+
+
+def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
+    """A copy of ``trace`` as the policy allows it to be kept. Identity fields (trace_id, release,
+    session, stop_reason, state, timings, timestamps) are never touched."""
+    mode = policy.raw_text
+    events = [_event_dict(e) for e in trace.events]
+    if mode == "full":
+        req, ans, calls, meta = trace.request_text, trace.answer_text, trace.calls, trace.meta
+    elif mode == "redacted":
+        req = redact(trace.request_text) if trace.request_text is not None else None
+        ans = redact(trace.answer_text) if trace.answer_text is not None else None
+        events = [{**e, "data": redact_value(e.get("data", {}))} for e in events]
+        calls, meta = redact_value(trace.calls), redact_value(trace.meta)
+    else:  # none
+        req = ans = None
+        events = [{**e, "data": redact_value(_drop_raw_text(e.get("data", {})))} for e in events]
+        calls = redact_value(_drop_raw_text(trace.calls))
+        meta = redact_value(_drop_raw_text(trace.meta))
+    return Trace(
+        trace_id=trace.trace_id, created_at=trace.created_at, expires_at=trace.expires_at,
+        release_id=trace.release_id, release_alias=trace.release_alias,
+        session_id=trace.session_id, stop_reason=trace.stop_reason, state=trace.state,
+        states=list(trace.states), timings=dict(trace.timings), request_text=req, answer_text=ans,
+        text_policy=mode, events=events, calls=list(calls), meta=dict(meta),
+        updated_at=trace.updated_at,
+    )
+
+
+def _event_dict(event: Any) -> dict[str, Any]:
+    if hasattr(event, "model_dump"):
+        return event.model_dump(mode="json")
+    return dict(event)
+
+
+def _check_timeline(states: Sequence[dict[str, Any]]) -> None:
+    rank = -1
+    for i, entry in enumerate(states):
+        name = entry.get("state")
+        if name not in TRACE_STATES:
+            raise InvalidTransition(f"unknown trace state {name!r}")
+        r = TRACE_STATES.index(name)
+        if i > 0 and states[i - 1]["state"] in TERMINAL_STATES:
+            raise InvalidTransition(f"{name!r} after terminal state {states[i - 1]['state']!r}")
+        if name == "failed":
+            r = len(TRACE_STATES)  # failed may follow any non-terminal state
+        elif r <= rank:
+            raise InvalidTransition(f"{name!r} cannot follow {states[i - 1]['state']!r}")
+        rank = r
+
+
+class Store(ABC):
+    """Sessions, consents (append-only, hash-chained), traces (redacted, expiring) and releases."""
+
+    url: str
+    dialect: str  # "sqlite" | "postgresql"
+    policy: RetentionPolicy
+
+    # -- lifecycle
+    @abstractmethod
+    def migrate(self) -> list[str]:
+        """Apply pending migrations; return the names applied by this call."""
+
+    @abstractmethod
+    def applied_migrations(self) -> list[str]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- sessions
+    @abstractmethod
+    def get_session(self, session_id: str) -> Session | None: ...
+
+    @abstractmethod
+    def put_session(self, session: Session) -> Session: ...
+
+    # -- consents
+    @abstractmethod
+    def grant_consent(self, session_id: str, adapter_id: str, *, purpose: str,
+                      data_items: Sequence[str], retention: str, refusal: str,
+                      now: datetime | None = None) -> ConsentRecord: ...
+
+    @abstractmethod
+    def revoke_consent(self, consent_id: str | None = None, *, session_id: str | None = None,
+                       adapter_id: str | None = None,
+                       now: datetime | None = None) -> list[ConsentRecord]: ...
+
+    @abstractmethod
+    def active_consent(self, session_id: str, adapter_id: str) -> ConsentRecord | None: ...
+
+    def has_consent(self, session_id: str, adapter_id: str) -> bool:
+        return self.active_consent(session_id, adapter_id) is not None
+
+    @abstractmethod
+    def list_consents(self, session_id: str | None = None) -> list[ConsentRecord]: ...
+
+    @abstractmethod
+    def verify(self) -> ChainReport: ...
+
+    # -- traces
+    @abstractmethod
+    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None) -> Trace | None: ...
+
+    @abstractmethod
+    def advance_state(self, trace_id: str, state: str, at: datetime | None = None) -> Trace: ...
+
+    @abstractmethod
+    def add_events(self, trace_id: str, events: Iterable[Any]) -> int: ...
+
+    @abstractmethod
+    def get_trace(self, trace_id: str) -> Trace | None: ...
+
+    @abstractmethod
+    def list_traces(self, *, limit: int = 20, session_id: str | None = None) -> list[Trace]: ...
+
+    @abstractmethod
+    def purge_expired(self, now: datetime | None = None) -> int: ...
+
+    # -- releases
+    @abstractmethod
+    def publish_release(self, release_id: str, *, retrieval_policy: dict[str, Any],
+                        catalog_path: str | None = None, catalog_blob: bytes | None = None,
+                        meta: dict[str, Any] | None = None,
+                        now: datetime | None = None) -> Release: ...
+
+    @abstractmethod
+    def list_releases(self) -> list[Release]: ...
+
+    @abstractmethod
+    def release_catalog(self, release_id: str) -> bytes | None: ...
+
+    @abstractmethod
+    def promote(self, alias: str, release_id: str, now: datetime | None = None) -> None: ...
+
+    @abstractmethod
+    def aliases(self) -> dict[str, str]: ...
+
+    @abstractmethod
+    def resolve(self, alias_or_id: str) -> Release | None: ...
+
+
+class Tx:
+    """One open transaction: ``q(sql, params) -> list[dict]`` with ``?`` placeholders."""
+
+    def __init__(self, store: "SQLStore", cursor: Any):
+        self.store = store
+        self.cursor = cursor
+
+    def q(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self.store._execute(self.cursor, sql, params)
+
+
+class SQLStore(Store):
+    """Everything both backends share; subclasses supply the connection and type conversions."""
+
+    for_update = ""  # " FOR UPDATE" where row locks exist
+
+    def __init__(self, url: str, policy: RetentionPolicy | None = None):
+        self.url = url
+        self.policy = policy or RetentionPolicy.from_env()
+        self._lock = threading.RLock()
+
+    # ---- backend hooks
+    @abstractmethod
+    def _transaction(self, write: bool) -> Any:
+        """Context manager: open a transaction, yield a cursor, commit or roll back."""
+
+    @abstractmethod
+    def _execute(self, cursor: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def _advisory_lock(self, tx: Tx, key: int) -> None:
+        """Serialize with other processes until the transaction ends."""
+
+    @abstractmethod
+    def _ts_in(self, value: datetime) -> Any: ...
+
+    @abstractmethod
+    def _ts_out(self, value: Any) -> datetime: ...
+
+    @abstractmethod
+    def _json_in(self, value: Any) -> Any: ...
+
+    @abstractmethod
+    def _json_out(self, value: Any) -> Any: ...
+
+    @abstractmethod
+    def _has_table(self, tx: Tx, name: str) -> bool: ...
+
+    @contextmanager
+    def tx(self, write: bool = True) -> Iterator[Tx]:
+        with self._lock, self._transaction(write) as cursor:
+            yield Tx(self, cursor)
+
+    # ---- migrations
+    def migrate(self) -> list[str]:
+        applied_now: list[str] = []
+        with self.tx() as tx:
+            self._advisory_lock(tx, MIGRATION_LOCK_KEY)
+            tx.q("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+            done = {r["name"] for r in tx.q("SELECT name FROM _migrations")}
+            for migration in MIGRATIONS:
+                if migration.name in done:
+                    continue
+                for statement in migration.statements(self.dialect):
+                    tx.q(statement)
+                tx.q("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                     (migration.name, iso(utcnow())))
+                applied_now.append(migration.name)
+        return applied_now
+
+    def applied_migrations(self) -> list[str]:
+        with self.tx(write=False) as tx:
+            if not self._has_table(tx, "_migrations"):
+                return []
+            rows = tx.q("SELECT name FROM _migrations ORDER BY name")
+        return [r["name"] for r in rows]
+
+    # ---- sessions
+    def _session(self, row: dict[str, Any]) -> Session:
+        return Session(session_id=row["session_id"], slots=self._json_out(row["slots"]),
+                       turns=row["turns"], created_at=self._ts_out(row["created_at"]),
+                       updated_at=self._ts_out(row["updated_at"]))
+
+    def get_session(self, session_id: str) -> Session | None:
+        with self.tx(write=False) as tx:
+            rows = tx.q("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        return self._session(rows[0]) if rows else None
+
+    def put_session(self, session: Session) -> Session:
+        now = utcnow()
+        created = session.created_at or now
+        with self.tx() as tx:
+            rows = tx.q(
+                "INSERT INTO sessions (session_id, created_at, updated_at, slots, turns) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "updated_at = excluded.updated_at, slots = excluded.slots, turns = excluded.turns "
+                "RETURNING *",
+                (session.session_id, self._ts_in(created), self._ts_in(now),
+                 self._json_in(session.slots), int(session.turns)),
+            )
+        return self._session(rows[0])
+
+    # ---- consents
+    def _consent(self, row: dict[str, Any]) -> ConsentRecord:
+        return ConsentRecord(
+            consent_id=row["consent_id"], session_id=row["session_id"],
+            adapter_id=row["adapter_id"], purpose=row["purpose"],
+            data_items=list(self._json_out(row["data_items"])), retention=row["retention"],
+            refusal=row["refusal"], granted_at=self._ts_out(row["granted_at"]),
+            action=row["action"], prev_hash=row["prev_hash"], hash=row["hash"], seq=row["seq"],
+        )
+
+    def _append_consent(self, tx: Tx, record: ConsentRecord) -> ConsentRecord:
+        """Link ``record`` to the chain's head and insert it. Caller holds the chain lock."""
+        head = tx.q("SELECT hash FROM consents ORDER BY seq DESC LIMIT 1")
+        record.prev_hash = head[0]["hash"] if head else GENESIS_HASH
+        record.hash = record.compute_hash()
+        rows = tx.q(
+            "INSERT INTO consents (consent_id, session_id, adapter_id, purpose, data_items, "
+            "retention, refusal, granted_at, action, prev_hash, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            (record.consent_id, record.session_id, record.adapter_id, record.purpose,
+             self._json_in(list(record.data_items)), record.retention, record.refusal,
+             self._ts_in(record.granted_at), record.action, record.prev_hash, record.hash),
+        )
+        record.seq = rows[0]["seq"]
+        return record
+
+    def grant_consent(self, session_id: str, adapter_id: str, *, purpose: str,
+                      data_items: Sequence[str], retention: str, refusal: str,
+                      now: datetime | None = None) -> ConsentRecord:
+        if not session_id or not adapter_id:
+            raise ValueError("session_id and adapter_id are required ('*' = every session)")
+        for name, value in (("purpose", purpose), ("retention", retention), ("refusal", refusal)):
+            if not value or not str(value).strip():
+                raise ValueError(f"consent notice item {name!r} is empty")
+        if not data_items:
+            raise ValueError("consent notice item 'data_items' is empty")
+        record = ConsentRecord(
+            consent_id=new_id(), session_id=session_id, adapter_id=adapter_id, purpose=purpose,
+            data_items=[str(d) for d in data_items], retention=retention, refusal=refusal,
+            granted_at=as_utc(now or utcnow()), action="grant", prev_hash="",
+        )
+        with self.tx() as tx:
+            self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)
+            return self._append_consent(tx, record)
+
+    _ACTIVE_GRANTS = (
+        "SELECT * FROM consents g WHERE g.action = 'grant' AND NOT EXISTS ("
+        "SELECT 1 FROM consents r WHERE r.action = 'revoke' AND r.consent_id = g.consent_id)"
+    )
+
+    def revoke_consent(self, consent_id: str | None = None, *, session_id: str | None = None,
+                       adapter_id: str | None = None,
+                       now: datetime | None = None) -> list[ConsentRecord]:
+        if consent_id is None and (session_id is None or adapter_id is None):
+            raise ValueError("revoke needs a consent id, or both session_id and adapter_id")
+        at = as_utc(now or utcnow())
+        with self.tx() as tx:
+            self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)
+            if consent_id is not None:
+                rows = tx.q("SELECT * FROM consents WHERE consent_id = ? ORDER BY seq", (consent_id,))
+                if not rows:
+                    raise UnknownConsent(f"no consent {consent_id!r}")
+                if any(r["action"] == "revoke" for r in rows):
+                    return []  # already revoked: nothing to append
+                grants = rows
+            else:
+                grants = tx.q(self._ACTIVE_GRANTS + " AND g.session_id = ? AND g.adapter_id = ? "
+                              "ORDER BY g.seq", (session_id, adapter_id))
+            out = []
+            for row in grants:
+                g = self._consent(row)
+                out.append(self._append_consent(tx, ConsentRecord(
+                    consent_id=g.consent_id, session_id=g.session_id, adapter_id=g.adapter_id,
+                    purpose=g.purpose, data_items=g.data_items, retention=g.retention,
+                    refusal=g.refusal, granted_at=at, action="revoke", prev_hash="",
+                )))
+            return out
+
+    def active_consent(self, session_id: str, adapter_id: str) -> ConsentRecord | None:
+        """The newest unrevoked grant for this session and adapter, or a standing ('*') one."""
+        with self.tx(write=False) as tx:
+            rows = tx.q(self._ACTIVE_GRANTS + " AND g.adapter_id = ? AND g.session_id IN (?, '*') "
+                        "ORDER BY g.seq DESC LIMIT 1", (adapter_id, session_id))
+        return self._consent(rows[0]) if rows else None
+
+    def list_consents(self, session_id: str | None = None) -> list[ConsentRecord]:
+        with self.tx(write=False) as tx:
+            if session_id is None:
+                rows = tx.q("SELECT * FROM consents ORDER BY seq")
+            else:
+                rows = tx.q("SELECT * FROM consents WHERE session_id = ? ORDER BY seq", (session_id,))
+        return [self._consent(r) for r in rows]
+
+    def verify(self) -> ChainReport:
+        """Walk the chain in order; report the first record whose link or content is wrong."""
+        with self.tx(write=False) as tx:
+            rows = tx.q("SELECT * FROM consents ORDER BY seq")
+        prev = GENESIS_HASH
+        granted: set[str] = set()
+        for n, row in enumerate(rows):
+            try:
+                rec = self._consent(row)
+            except Exception as exc:  # a row edited into something unreadable
+                return ChainReport(False, len(rows), row.get("seq"), row.get("consent_id"),
+                                   f"unreadable record: {exc}")
+            reason = None
+            if rec.prev_hash != prev:
+                reason = "prev_hash does not link to the previous record (a record was removed, " \
+                         "inserted or reordered)"
+            elif rec.compute_hash() != rec.hash:
+                reason = "content does not match its hash (the record was edited)"
+            elif rec.action == "revoke" and rec.consent_id not in granted:
+                reason = "revoke of a consent that was never granted earlier in the chain"
+            if reason:
+                return ChainReport(False, len(rows), rec.seq, rec.consent_id, reason)
+            if rec.action == "grant":
+                granted.add(rec.consent_id)
+            prev = rec.hash
+        return ChainReport(True, len(rows))
+
+    # ---- traces
+    def _trace(self, row: dict[str, Any], events: list[dict[str, Any]] | None) -> Trace:
+        return Trace(
+            trace_id=row["trace_id"], created_at=self._ts_out(row["created_at"]),
+            expires_at=self._ts_out(row["expires_at"]), release_id=row["release_id"],
+            release_alias=row["release_alias"], session_id=row["session_id"],
+            stop_reason=row["stop_reason"], state=row["state"],
+            states=self._json_out(row["states"]), timings=self._json_out(row["timings"]),
+            request_text=row["request_text"], answer_text=row["answer_text"],
+            text_policy=row["text_policy"], events=events or [],
+            calls=self._json_out(row["calls"]), meta=self._json_out(row["meta"]),
+            updated_at=self._ts_out(row["updated_at"]),
+        )
+
+    def _insert_events(self, tx: Tx, trace_id: str, events: list[dict[str, Any]]) -> None:
+        for e in events:
+            tx.q("INSERT INTO trace_events (trace_id, seq, type, stage, t_ms, data) "
+                 "VALUES (?, ?, ?, ?, ?, ?)",
+                 (trace_id, int(e["seq"]), e["type"], e.get("stage", ""), float(e.get("t_ms", 0.0)),
+                  self._json_in(e.get("data", {}))))
+
+    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None) -> Trace | None:
+        """Insert or replace a whole trace (events included) as the policy allows.
+
+        Returns what was stored, or None when the policy turns traces off. ``expires_at`` is
+        always set: the trace's own, else created_at + ttl_days.
+        """
+        policy = policy or self.policy
+        if not policy.traces_enabled:
+            return None
+        stored = apply_retention(trace, policy)
+        stored.created_at = as_utc(stored.created_at)
+        if stored.expires_at is None:
+            stored.expires_at = stored.created_at + timedelta(days=policy.ttl_days)
+        if not stored.states:
+            stored.states = [{"state": stored.state, "at": iso(stored.created_at)}]
+        _check_timeline(stored.states)
+        stored.state = stored.states[-1]["state"]
+        stored.updated_at = utcnow()
+        with self.tx() as tx:
+            tx.q(
+                "INSERT INTO traces (trace_id, created_at, updated_at, expires_at, release_id, "
+                "release_alias, session_id, stop_reason, state, states, timings, request_text, "
+                "answer_text, text_policy, calls, meta) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (trace_id) DO UPDATE SET updated_at = excluded.updated_at, "
+                "expires_at = excluded.expires_at, release_id = excluded.release_id, "
+                "release_alias = excluded.release_alias, session_id = excluded.session_id, "
+                "stop_reason = excluded.stop_reason, state = excluded.state, "
+                "states = excluded.states, timings = excluded.timings, "
+                "request_text = excluded.request_text, answer_text = excluded.answer_text, "
+                "text_policy = excluded.text_policy, calls = excluded.calls, meta = excluded.meta",
+                (stored.trace_id, self._ts_in(stored.created_at), self._ts_in(stored.updated_at),
+                 self._ts_in(stored.expires_at), stored.release_id, stored.release_alias,
+                 stored.session_id, stored.stop_reason, stored.state,
+                 self._json_in(stored.states), self._json_in(stored.timings),
+                 stored.request_text, stored.answer_text, stored.text_policy,
+                 self._json_in(stored.calls), self._json_in(stored.meta)),
+            )
+            tx.q("DELETE FROM trace_events WHERE trace_id = ?", (stored.trace_id,))
+            self._insert_events(tx, stored.trace_id, stored.events)
+        return stored
+
+    def advance_state(self, trace_id: str, state: str, at: datetime | None = None) -> Trace:
+        """Append one state to a stored trace's timeline (received → … → completed | failed)."""
+        with self.tx() as tx:
+            rows = tx.q("SELECT * FROM traces WHERE trace_id = ?" + self.for_update, (trace_id,))
+            if not rows:
+                raise UnknownTrace(trace_id)
+            trace = self._trace(rows[0], None)
+            states = [*trace.states, {"state": state, "at": iso(at or utcnow())}]
+            _check_timeline(states)
+            tx.q("UPDATE traces SET state = ?, states = ?, updated_at = ? WHERE trace_id = ?",
+                 (state, self._json_in(states), self._ts_in(utcnow()), trace_id))
+        trace.states, trace.state = states, state
+        return trace
+
+    def add_events(self, trace_id: str, events: Iterable[Any]) -> int:
+        """Append events to a stored trace, redacted per the policy the trace was stored under."""
+        with self.tx() as tx:
+            rows = tx.q("SELECT text_policy FROM traces WHERE trace_id = ?" + self.for_update,
+                        (trace_id,))
+            if not rows:
+                raise UnknownTrace(trace_id)
+            mode = rows[0]["text_policy"]
+            policy = RetentionPolicy(raw_text=mode)
+            shell = apply_retention(Trace(trace_id=trace_id, events=list(events)), policy)
+            self._insert_events(tx, trace_id, shell.events)
+        return len(shell.events)
+
+    def get_trace(self, trace_id: str) -> Trace | None:
+        with self.tx(write=False) as tx:
+            rows = tx.q("SELECT * FROM traces WHERE trace_id = ?", (trace_id,))
+            if not rows:
+                return None
+            ev = tx.q("SELECT seq, type, stage, t_ms, data FROM trace_events WHERE trace_id = ? "
+                      "ORDER BY seq", (trace_id,))
+        events = [{"seq": e["seq"], "type": e["type"], "stage": e["stage"], "t_ms": e["t_ms"],
+                   "data": self._json_out(e["data"])} for e in ev]
+        return self._trace(rows[0], events)
+
+    def list_traces(self, *, limit: int = 20, session_id: str | None = None) -> list[Trace]:
+        """Newest first, without events."""
+        with self.tx(write=False) as tx:
+            if session_id is None:
+                rows = tx.q("SELECT * FROM traces ORDER BY created_at DESC, trace_id DESC LIMIT ?",
+                            (int(limit),))
+            else:
+                rows = tx.q("SELECT * FROM traces WHERE session_id = ? "
+                            "ORDER BY created_at DESC, trace_id DESC LIMIT ?",
+                            (session_id, int(limit)))
+        return [self._trace(r, None) for r in rows]
+
+    def purge_expired(self, now: datetime | None = None) -> int:
+        """Delete traces whose expires_at is at or before ``now``, with their events."""
+        cutoff = self._ts_in(as_utc(now or utcnow()))
+        with self.tx() as tx:
+            tx.q("DELETE FROM trace_events WHERE trace_id IN "
+                 "(SELECT trace_id FROM traces WHERE expires_at <= ?)", (cutoff,))
+            rows = tx.q("DELETE FROM traces WHERE expires_at <= ? RETURNING trace_id", (cutoff,))
+        return len(rows)
+
+    # ---- releases
+    def _release(self, row: dict[str, Any], alias: str | None = None) -> Release:
+        return Release(release_id=row["release_id"], created_at=self._ts_out(row["created_at"]),
+                       catalog_sha256=row["catalog_sha256"], catalog_path=row["catalog_path"],
+                       retrieval_policy=self._json_out(row["retrieval_policy"]),
+                       meta=self._json_out(row["meta"]), alias=alias)
+
+    _RELEASE_COLS = "release_id, created_at, catalog_path, catalog_sha256, retrieval_policy, meta"
+
+    def publish_release(self, release_id: str, *, retrieval_policy: dict[str, Any],
+                        catalog_path: str | None = None, catalog_blob: bytes | None = None,
+                        meta: dict[str, Any] | None = None,
+                        now: datetime | None = None) -> Release:
+        """Record an immutable release. Publishing the same id with the same content again is a
+        no-op returning the existing release; with different content it raises ReleaseConflict."""
+        if not release_id:
+            raise ValueError("release_id is required")
+        sha = hashlib.sha256(catalog_blob).hexdigest() if catalog_blob is not None else None
+        meta = meta or {}
+        with self.tx() as tx:
+            tx.q("INSERT INTO releases (release_id, created_at, catalog_path, catalog_blob, "
+                 "catalog_sha256, retrieval_policy, meta) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT (release_id) DO NOTHING",
+                 (release_id, self._ts_in(as_utc(now or utcnow())), catalog_path, catalog_blob,
+                  sha, self._json_in(retrieval_policy), self._json_in(meta)))
+            rows = tx.q(f"SELECT {self._RELEASE_COLS} FROM releases WHERE release_id = ?",
+                        (release_id,))
+        existing = self._release(rows[0])
+        same = (existing.catalog_sha256 == sha and existing.catalog_path == catalog_path
+                and canonical_json(existing.retrieval_policy) == canonical_json(retrieval_policy)
+                and canonical_json(existing.meta) == canonical_json(meta))
+        if not same:
+            raise ReleaseConflict(f"release {release_id} exists with different content; "
+                                  "releases are immutable")
+        return existing
+
+    def list_releases(self) -> list[Release]:
+        with self.tx(write=False) as tx:
+            rows = tx.q(f"SELECT {self._RELEASE_COLS} FROM releases ORDER BY created_at, release_id")
+        return [self._release(r) for r in rows]
+
+    def release_catalog(self, release_id: str) -> bytes | None:
+        with self.tx(write=False) as tx:
+            rows = tx.q("SELECT catalog_blob FROM releases WHERE release_id = ?", (release_id,))
+        return bytes(rows[0]["catalog_blob"]) if rows and rows[0]["catalog_blob"] is not None else None
+
+    def promote(self, alias: str, release_id: str, now: datetime | None = None) -> None:
+        if not alias:
+            raise ValueError("alias is required")
+        with self.tx() as tx:
+            if not tx.q("SELECT 1 AS x FROM releases WHERE release_id = ?", (release_id,)):
+                raise UnknownRelease(f"no release {release_id!r}")
+            tx.q("INSERT INTO aliases (alias, release_id, updated_at) VALUES (?, ?, ?) "
+                 "ON CONFLICT (alias) DO UPDATE SET release_id = excluded.release_id, "
+                 "updated_at = excluded.updated_at",
+                 (alias, release_id, self._ts_in(as_utc(now or utcnow()))))
+
+    def aliases(self) -> dict[str, str]:
+        with self.tx(write=False) as tx:
+            rows = tx.q("SELECT alias, release_id FROM aliases ORDER BY alias")
+        return {r["alias"]: r["release_id"] for r in rows}
+
+    def resolve(self, alias_or_id: str) -> Release | None:
+        """An alias first, then a release id; None when neither exists (never a fallback)."""
+        with self.tx(write=False) as tx:
+            rows = tx.q(f"SELECT {', '.join('r.' + c.strip() for c in self._RELEASE_COLS.split(','))} "
+                        "FROM aliases a JOIN releases r ON r.release_id = a.release_id "
+                        "WHERE a.alias = ?", (alias_or_id,))
+            if rows:
+                return self._release(rows[0], alias=alias_or_id)
+            rows = tx.q(f"SELECT {self._RELEASE_COLS} FROM releases WHERE release_id = ?",
+                        (alias_or_id,))
+        return self._release(rows[0]) if rows else None

@@ -1,0 +1,139 @@
+"""Schema changes as named, append-only migrations (the simonw/llm pattern).
+
+Each migration has a name (``m001_…``) and its statements per dialect. Applied names are recorded
+in ``_migrations``; applying is idempotent. Never edit or reorder a migration that has shipped:
+add a new one at the end.
+
+Timestamps are TIMESTAMPTZ on PostgreSQL and fixed-width UTC ISO text on SQLite (which sorts
+correctly as text); JSON is JSONB / TEXT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    sqlite: tuple[str, ...]
+    postgresql: tuple[str, ...]
+
+    def statements(self, dialect: str) -> tuple[str, ...]:
+        return self.sqlite if dialect == "sqlite" else self.postgresql
+
+
+def _both(template: str) -> tuple[str, str]:
+    """One DDL text for both dialects; {ts} {json} {blob} {serial} differ."""
+    sqlite = template.format(ts="TEXT", json="TEXT", blob="BLOB",
+                             serial="INTEGER PRIMARY KEY AUTOINCREMENT")
+    pg = template.format(ts="TIMESTAMPTZ", json="JSONB", blob="BYTEA",
+                         serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
+    return sqlite, pg
+
+
+_M001 = [
+    _both("""CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        created_at {ts} NOT NULL,
+        updated_at {ts} NOT NULL,
+        slots {json} NOT NULL,
+        turns INTEGER NOT NULL DEFAULT 0
+    )"""),
+    _both("""CREATE TABLE consents (
+        seq {serial},
+        consent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        adapter_id TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        data_items {json} NOT NULL,
+        retention TEXT NOT NULL,
+        refusal TEXT NOT NULL,
+        granted_at {ts} NOT NULL,
+        action TEXT NOT NULL CHECK (action IN ('grant', 'revoke')),
+        prev_hash TEXT NOT NULL UNIQUE,
+        hash TEXT NOT NULL UNIQUE,
+        UNIQUE (consent_id, action)
+    )"""),
+    _both("CREATE INDEX consents_by_adapter ON consents (adapter_id, session_id)"),
+    _both("""CREATE TABLE traces (
+        trace_id TEXT PRIMARY KEY,
+        created_at {ts} NOT NULL,
+        updated_at {ts} NOT NULL,
+        expires_at {ts} NOT NULL,
+        release_id TEXT,
+        release_alias TEXT,
+        session_id TEXT,
+        stop_reason TEXT,
+        state TEXT NOT NULL,
+        states {json} NOT NULL,
+        timings {json} NOT NULL,
+        request_text TEXT,
+        answer_text TEXT,
+        text_policy TEXT NOT NULL,
+        calls {json} NOT NULL,
+        meta {json} NOT NULL
+    )"""),
+    _both("CREATE INDEX traces_by_expiry ON traces (expires_at)"),
+    _both("CREATE INDEX traces_by_created ON traces (created_at, trace_id)"),
+    _both("CREATE INDEX traces_by_session ON traces (session_id)"),
+    _both("""CREATE TABLE trace_events (
+        trace_id TEXT NOT NULL REFERENCES traces (trace_id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        t_ms DOUBLE PRECISION NOT NULL,
+        data {json} NOT NULL,
+        PRIMARY KEY (trace_id, seq)
+    )"""),
+    _both("""CREATE TABLE releases (
+        release_id TEXT PRIMARY KEY,
+        created_at {ts} NOT NULL,
+        catalog_path TEXT,
+        catalog_blob {blob},
+        catalog_sha256 TEXT,
+        retrieval_policy {json} NOT NULL,
+        meta {json} NOT NULL
+    )"""),
+    _both("""CREATE TABLE aliases (
+        alias TEXT PRIMARY KEY,
+        release_id TEXT NOT NULL REFERENCES releases (release_id),
+        updated_at {ts} NOT NULL
+    )"""),
+]
+
+# The database itself refuses UPDATE and DELETE on consents and releases (append-only, immutable).
+# The hash chain is what detects tampering by someone who removes these guards.
+_M002_SQLITE = []
+_M002_PG = [
+    """CREATE FUNCTION ummaya_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '% on % refused: the table is append-only', TG_OP, TG_TABLE_NAME;
+    END $$""",
+]
+for _table in ("consents", "releases"):
+    for _op in ("UPDATE", "DELETE"):
+        _M002_SQLITE.append(
+            f"CREATE TRIGGER {_table}_no_{_op.lower()} BEFORE {_op} ON {_table} "
+            f"BEGIN SELECT RAISE(ABORT, '{_op} on {_table} refused: the table is append-only'); END"
+        )
+        _M002_PG.append(
+            f"CREATE TRIGGER {_table}_no_{_op.lower()} BEFORE {_op} ON {_table} "
+            f"FOR EACH ROW EXECUTE FUNCTION ummaya_refuse_change()"
+        )
+
+MIGRATIONS: list[Migration] = [
+    Migration(
+        "m001_initial",
+        sqlite=tuple(s for s, _ in _M001),
+        postgresql=tuple(p for _, p in _M001),
+    ),
+    Migration("m002_append_only_guards", sqlite=tuple(_M002_SQLITE), postgresql=tuple(_M002_PG)),
+]
+
+# Key of the PostgreSQL advisory lock that serializes migrations across processes.
+MIGRATION_LOCK_KEY = 0x756D6D6179610001  # "ummaya" + 1
+# Key of the advisory lock that serializes appends to the consent hash chain.
+CONSENT_CHAIN_LOCK_KEY = 0x756D6D6179610002
+
+__all__ = ["Migration", "MIGRATIONS", "MIGRATION_LOCK_KEY", "CONSENT_CHAIN_LOCK_KEY"]

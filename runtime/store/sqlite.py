@@ -1,0 +1,77 @@
+"""SQLite backend: the embedded default (one file, WAL, safe across processes on one machine)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .base import SQLStore, Tx
+from .models import RetentionPolicy, iso, parse_iso
+
+
+class SQLiteStore(SQLStore):
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path, policy: RetentionPolicy | None = None, *,
+                 url: str | None = None):
+        self.path = str(path)
+        super().__init__(url or f"sqlite:///{self.path}", policy)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves (BEGIN IMMEDIATE for writes, so
+        # two processes never both read the chain head and then both append).
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                     timeout=30.0)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA busy_timeout = 30000")
+        if self.path != ":memory:":
+            self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Any]:
+        cur = self._conn.cursor()
+        cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        else:
+            cur.execute("COMMIT")
+        finally:
+            cur.close()
+
+    def _execute(self, cursor: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        cursor.execute(sql, tuple(params))
+        if cursor.description is None:
+            return []
+        return [dict(r) for r in cursor.fetchall()]
+
+    def _advisory_lock(self, tx: Tx, key: int) -> None:
+        pass  # BEGIN IMMEDIATE already holds the database's single write lock
+
+    def _has_table(self, tx: Tx, name: str) -> bool:
+        return bool(tx.q("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
+
+    def _ts_in(self, value: datetime) -> str:
+        return iso(value)
+
+    def _ts_out(self, value: Any) -> datetime:
+        return parse_iso(value)
+
+    def _json_in(self, value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    def _json_out(self, value: Any) -> Any:
+        return json.loads(value)
