@@ -1,0 +1,102 @@
+"""Manifest → OpenAI ``tools`` entries.
+
+Only the narrowed candidates become tools, each named by its adapter id (ids are valid OpenAI tool
+names by construction, see ``ADAPTER_ID``) with the adapter's real input schema as ``parameters``.
+The manifest's own extension keywords (``x-slot`` and any other ``x-*``) are planner-side metadata,
+not JSON Schema; they are stripped so strict servers (and the model) see plain JSON Schema.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ummaya.codegen.manifest import Manifest
+
+# Keywords whose value is a mapping of *names* to subschemas: the names are data (a property may be
+# called anything, even "x-foo") and only the subschemas are walked.
+_NAMED_SUBSCHEMAS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+# Keywords whose value is a subschema or a list of subschemas.
+_SUBSCHEMA = frozenset(
+    {
+        "items",
+        "additionalItems",
+        "additionalProperties",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "propertyNames",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+        "prefixItems",
+        "allOf",
+        "anyOf",
+        "oneOf",
+    }
+)
+# Keywords whose value is instance data and must be copied untouched.
+_DATA = frozenset({"enum", "const", "default", "examples", "required", "dependentRequired"})
+
+
+def strip_extensions(schema: Any) -> Any:
+    """A deep copy of ``schema`` without ``x-*`` keywords at any schema position."""
+    if isinstance(schema, list):
+        return [strip_extensions(s) for s in schema]
+    if not isinstance(schema, dict):
+        return copy.deepcopy(schema)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if isinstance(key, str) and key.startswith("x-"):
+            continue
+        if key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+            out[key] = {name: strip_extensions(sub) for name, sub in value.items()}
+        elif key in _SUBSCHEMA:
+            out[key] = strip_extensions(value)
+        elif key in _DATA:
+            out[key] = copy.deepcopy(value)
+        else:
+            # Unknown or annotation keywords (type, description, minimum, …): copy; nested dicts
+            # are not subschemas we know of, so leave them exactly as written.
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def tool_description(m: Manifest) -> str:
+    """Bilingual title and summary, then the facts the model needs to choose well."""
+    facts = [f"primitive={m.primitive}", f"tier={m.tier}", f"agency={m.agency.code}"]
+    if m.permission.gate != "read-only":
+        facts.append(f"gate={m.permission.gate} (needs the citizen's consent)")
+    if m.requires:
+        facts.append("needs " + ", ".join(m.requires) + " from an earlier locate step")
+    return (
+        f"{m.title.ko} / {m.title.en}. {m.summary.ko} {m.summary.en} [{'; '.join(facts)}]"
+    )
+
+
+def tool_for(m: Manifest) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": m.id,
+            "description": tool_description(m),
+            "parameters": strip_extensions(m.input_schema),
+        },
+    }
+
+
+def tools_for(candidates: list[Manifest], max_tools: int = 5) -> list[dict[str, Any]]:
+    """At most ``max_tools`` tools, in candidate order (best first), duplicates dropped."""
+    seen: set[str] = set()
+    tools: list[dict[str, Any]] = []
+    for m in candidates:
+        if len(tools) >= max_tools:
+            break
+        if m.id in seen:
+            continue
+        seen.add(m.id)
+        tools.append(tool_for(m))
+    return tools

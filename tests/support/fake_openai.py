@@ -1,0 +1,514 @@
+"""A local OpenAI-compatible chat-completions server that replays scripted replies byte for byte.
+
+For provider tests (``tests/plan/test_openai_compat.py``) and the serving API's provider-failure
+matrix. Real sockets on 127.0.0.1 with an ephemeral port, real HTTP/1.1 chunked transfer: every
+SSE event is written (and flushed) as its own HTTP chunk the way vLLM/FriendliAI (uvicorn) send
+them, so clients see genuine chunk boundaries, cut connections and slow first bytes.
+
+Usage::
+
+    from tests.support.fake_openai import FakeOpenAIServer, scenario, stream_tool_calls
+
+    with FakeOpenAIServer(script=[*scenario("rate_limited_then_ok")]) as srv:
+        planner = OpenAICompatPlanner(srv.base_url, "test-key", "fake-model", ...)
+        ...
+        srv.requests[0].json["tools"]            # what the client sent
+        srv.requests[0].headers["authorization"]
+
+``tests`` is importable because pyproject's pytest settings put the repository root on
+``sys.path`` (``pythonpath = ["."]``).
+
+Each POST to ``/v1/chat/completions`` consumes the next script item, in order:
+
+- ``SSE(events, end="done"|"clean"|"abort")``: events are dicts (serialized compactly with raw
+  UTF-8, as vLLM does, and framed ``data: …\\n\\n``), ``str`` (framed as one ``data:`` event) or
+  ``bytes`` (written exactly as given, e.g. half an event). ``end="done"`` appends
+  ``data: [DONE]``; ``"clean"`` ends the HTTP body properly without it; ``"abort"`` closes the
+  socket mid-body (the client sees an incomplete chunked read).
+- ``JSONReply(status, body, headers)``: a plain reply (errors, 429 with Retry-After, non-streaming
+  completions).
+- ``Slow(delay_s, then)``: waits before sending anything (timeouts).
+- ``Drop()``: closes the connection without any response.
+- a callable ``(RecordedRequest) -> item`` for replies that depend on the request.
+
+When the script is exhausted the server answers 500 ``{"error": {"message": "fake server: script
+exhausted"}}`` so a test that makes an unexpected extra call fails loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+FAKE_MODEL = "LGAI-EXAONE/K-EXAONE-236B-A23B"
+CREATED = 1764522000  # fixed so replies are byte-for-byte reproducible
+
+
+# ------------------------------------------------------------------------------------ script items
+
+
+@dataclass
+class SSE:
+    events: list[dict[str, Any] | str | bytes]
+    end: Literal["done", "clean", "abort"] = "done"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_between_s: float = 0.0
+
+
+@dataclass
+class JSONReply:
+    status: int = 200
+    body: dict[str, Any] | str | bytes = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Slow:
+    delay_s: float
+    then: Any = None  # the item sent after the delay (default: a short text stream)
+
+
+@dataclass
+class Drop:
+    pass
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+# --------------------------------------------------------------------------------------- builders
+
+
+def chunk(
+    delta: dict[str, Any] | None = None,
+    finish_reason: str | None = None,
+    *,
+    id: str = "chatcmpl-fake0001",
+    model: str = FAKE_MODEL,
+    usage: dict[str, int] | None = None,
+    choices: bool = True,
+) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` shaped like vLLM's (``logprobs: null`` included)."""
+    obj: dict[str, Any] = {
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": model,
+        "choices": [
+            {"index": 0, "delta": delta or {}, "logprobs": None, "finish_reason": finish_reason}
+        ]
+        if choices
+        else [],
+    }
+    if usage is not None:
+        obj["usage"] = usage
+    return obj
+
+
+def usage_chunk(prompt_tokens: int = 812, completion_tokens: int = 41) -> dict[str, Any]:
+    """The trailing ``stream_options.include_usage`` chunk: empty choices, usage set."""
+    return chunk(
+        choices=False,
+        usage={
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    )
+
+
+def split(text: str, n: int) -> list[str]:
+    """``text`` in pieces of at most ``n`` characters (deterministic chunking)."""
+    return [text[i : i + n] for i in range(0, len(text), n)] or [""]
+
+
+def stream_text(
+    text: str, *, piece: int = 4, finish: str = "stop", usage: tuple[int, int] | None = (812, 41)
+) -> SSE:
+    events: list[Any] = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": p}) for p in split(text, piece)]
+    events.append(chunk({}, finish))
+    if usage:
+        events.append(usage_chunk(*usage))
+    return SSE(events)
+
+
+def stream_tool_calls(
+    calls: list[tuple[str, str]],
+    *,
+    piece: int = 7,
+    usage: tuple[int, int] | None = (1024, 38),
+    ids: list[str] | None = None,
+) -> SSE:
+    """vLLM's shape: per call, a first fragment with id/type/name and empty arguments, then the
+    argument text in ``piece``-sized fragments; ``finish_reason: tool_calls``; usage; [DONE]."""
+    events: list[Any] = [chunk({"role": "assistant", "content": None})]
+    for i, (name, args) in enumerate(calls):
+        cid = ids[i] if ids else f"chatcmpl-tool-{i:04d}aa{len(name):02d}"
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "index": i,
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        for p in split(args, piece):
+            events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}))
+    events.append(chunk({}, "tool_calls"))
+    if usage:
+        events.append(usage_chunk(*usage))
+    return SSE(events)
+
+
+def stream_content_pieces(pieces: list[str], *, finish: str = "stop") -> SSE:
+    """Content deltas exactly as given (to place tag boundaries precisely)."""
+    events: list[Any] = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": p}) for p in pieces]
+    events.append(chunk({}, finish))
+    events.append(usage_chunk())
+    return SSE(events)
+
+
+def error_body(message: str, type_: str, code: int) -> dict[str, Any]:
+    """vLLM's error object (``{"object": "error", …}``), which FriendliAI and others resemble."""
+    return {"object": "error", "message": message, "type": type_, "param": None, "code": code}
+
+
+def rate_limited(retry_after: str | None = "1") -> JSONReply:
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    return JSONReply(
+        429,
+        {"error": {"message": "Rate limit exceeded. Please retry later.", "type": "rate_limit",
+                   "code": 429}},
+        headers,
+    )
+
+
+def unavailable(status: int = 503) -> JSONReply:
+    return JSONReply(status, {"error": {"message": "Service Unavailable", "code": status}})
+
+
+def unknown_model(model: str = "no-such/model") -> JSONReply:
+    return JSONReply(404, error_body(f"The model `{model}` does not exist.", "NotFoundError", 404))
+
+
+def tools_unsupported() -> JSONReply:
+    return JSONReply(
+        400,
+        error_body(
+            '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be '
+            "set",
+            "BadRequestError",
+            400,
+        ),
+    )
+
+
+def completion_json(
+    content: str | None = None,
+    tool_calls: list[tuple[str, str]] | None = None,
+    *,
+    usage: tuple[int, int] = (700, 30),
+) -> JSONReply:
+    """A non-streaming ``chat.completion``."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content, "tool_calls": []}
+    for i, (name, args) in enumerate(tool_calls or []):
+        msg["tool_calls"].append(
+            {"id": f"chatcmpl-tool-json{i}", "type": "function",
+             "function": {"name": name, "arguments": args}}
+        )
+    return JSONReply(
+        200,
+        {
+            "id": "chatcmpl-fakejson",
+            "object": "chat.completion",
+            "created": CREATED,
+            "model": FAKE_MODEL,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": msg,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if tool_calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": usage[0],
+                "completion_tokens": usage[1],
+                "total_tokens": usage[0] + usage[1],
+            },
+        },
+    )
+
+
+ER_ARGS = '{"latitude": 35.1167, "longitude": 128.968, "limit": 3}'
+ANSWER_KO = "동아대학교병원(권역응급의료센터)이 약 4.1km 거리에 있어요. [Live · 국립중앙의료원]"
+
+
+def scenario(name: str) -> list[Any]:
+    """Named scripts for provider tests and the serving API's failure matrix.
+
+    ``tool_call_split`` one call, arguments split across many chunks · ``parallel_tool_calls`` two
+    calls · ``malformed_arguments`` · ``unknown_tool`` · ``hermes_in_content`` ``<tool_call>`` in
+    content · ``think_leak`` ``<think>`` split across chunks · ``stream_cut`` socket closed mid-way
+    · ``stream_cut_clean`` body ends without [DONE] · ``rate_limited_then_ok`` · ``rate_limited``
+    (429 every time) · ``slow`` (5 s before any byte) · ``unavailable_503`` · ``bad_gateway_502`` ·
+    ``unknown_model_404`` · ``tools_unsupported_400`` · ``auth_401`` · ``bad_json_chunk`` ·
+    ``non_streaming`` · ``text_answer``.
+    """
+    s: dict[str, Callable[[], list[Any]]] = {
+        "text_answer": lambda: [stream_text(ANSWER_KO)],
+        "tool_call_split": lambda: [stream_tool_calls([("nmc_emergency_rooms", ER_ARGS)], piece=3)],
+        "parallel_tool_calls": lambda: [
+            stream_tool_calls(
+                [
+                    ("nmc_emergency_rooms", ER_ARGS),
+                    ("kma_short_forecast", '{"latitude": 35.1167, "longitude": 128.968}'),
+                ]
+            )
+        ],
+        "malformed_arguments": lambda: [
+            stream_tool_calls([("nmc_emergency_rooms", '{"latitude": 35.1167, "longitude": ')])
+        ],
+        "unknown_tool": lambda: [
+            stream_tool_calls([("traffic_fine_payment", '{"amount": 40000}')])
+        ],
+        "hermes_in_content": lambda: [
+            stream_content_pieces(
+                ["<tool", '_call>\n{"name": "nmc_emergency_rooms", "arguments": {"latitude": 35.1',
+                 '167, "longitude": 128.968}}\n</tool_', "call>"],
+                finish="stop",
+            )
+        ],
+        "think_leak": lambda: [
+            stream_content_pieces(
+                ["<thi", "nk>사용자가 응급실을 ", "찾는다. 도구 결과를 보자.</th", "ink>\n\n",
+                 "동아대학교병원이 ", "가장 가까워요."]
+            )
+        ],
+        "stream_cut": lambda: [
+            SSE(
+                [chunk({"role": "assistant", "content": ""}), chunk({"content": "동아대학교"}),
+                 chunk({"content": "병원이 가장"})],
+                end="abort",
+            )
+        ],
+        "stream_cut_clean": lambda: [
+            SSE(
+                [chunk({"role": "assistant", "content": ""}), chunk({"content": "동아대학교"}),
+                 chunk({"content": "병원이 가장"})],
+                end="clean",
+            )
+        ],
+        "rate_limited_then_ok": lambda: [rate_limited("1"), stream_text(ANSWER_KO)],
+        "rate_limited": lambda: [rate_limited("1") for _ in range(10)],
+        "slow": lambda: [Slow(5.0, stream_text(ANSWER_KO))],
+        "unavailable_503": lambda: [unavailable(503)],
+        "bad_gateway_502": lambda: [unavailable(502)],
+        "unknown_model_404": lambda: [unknown_model()],
+        "tools_unsupported_400": lambda: [tools_unsupported()],
+        "auth_401": lambda: [
+            JSONReply(401, {"error": {"message": "Invalid token.", "code": 401}})
+        ],
+        "bad_json_chunk": lambda: [
+            SSE([chunk({"role": "assistant", "content": ""}), b'data: {"id": "chatcmpl-x", "cho\n\n'])
+        ],
+        "non_streaming": lambda: [completion_json(tool_calls=[("nmc_emergency_rooms", ER_ARGS)])],
+    }
+    if name not in s:
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(sorted(s))}")
+    return s[name]()
+
+
+SCENARIOS = (
+    "text_answer", "tool_call_split", "parallel_tool_calls", "malformed_arguments", "unknown_tool",
+    "hermes_in_content", "think_leak", "stream_cut", "stream_cut_clean", "rate_limited_then_ok",
+    "rate_limited", "slow", "unavailable_503", "bad_gateway_502", "unknown_model_404",
+    "tools_unsupported_400", "auth_401", "bad_json_chunk", "non_streaming",
+)
+
+
+# ----------------------------------------------------------------------------------------- server
+
+
+def _frame(ev: dict[str, Any] | str | bytes) -> bytes:
+    if isinstance(ev, bytes):
+        return ev
+    if isinstance(ev, dict):
+        ev = json.dumps(ev, ensure_ascii=False, separators=(",", ":"))
+    return f"data: {ev}\n\n".encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": FAKE_MODEL, "object": "model"}]})
+        else:
+            self._json(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        req = RecordedRequest(
+            "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+        )
+        fake = self.server.fake
+        with fake._lock:
+            fake.requests.append(req)
+            item = fake.script.pop(0) if fake.script else None
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"detail": "Not Found"})
+            return
+        if item is None:
+            self._json(500, {"error": {"message": "fake server: script exhausted", "code": 500}})
+            return
+        self._play(item, req)
+
+    def _play(self, item: Any, req: RecordedRequest) -> None:
+        if callable(item) and not isinstance(item, (SSE, JSONReply, Slow, Drop)):
+            item = item(req)
+        if isinstance(item, Slow):
+            if self.server.fake._stopping.wait(item.delay_s):
+                return
+            return self._play(item.then or stream_text("늦었어요."), req)
+        if isinstance(item, Drop):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if isinstance(item, JSONReply):
+            return self._json(item.status, item.body, item.headers)
+        if isinstance(item, SSE):
+            return self._sse(item)
+        raise TypeError(f"unknown script item {item!r}")
+
+    def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        if isinstance(body, (dict, list)):
+            data = json.dumps(body, ensure_ascii=False).encode()
+        elif isinstance(body, str):
+            data = body.encode()
+        else:
+            data = body
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _sse(self, item: SSE) -> None:
+        self.send_response(item.status)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for k, v in item.headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.flush()
+        frames = [_frame(e) for e in item.events]
+        if item.end == "done":
+            frames.append(b"data: [DONE]\n\n")
+        try:
+            for f in frames:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(f), f))
+                self.wfile.flush()
+                if item.delay_between_s and self.server.fake._stopping.wait(item.delay_between_s):
+                    return
+            if item.end == "abort":
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    fake: FakeOpenAIServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients dropping keep-alive sockets (or timing out) are normal here, not server bugs.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class FakeOpenAIServer:
+    """Context manager: starts on ``127.0.0.1:<ephemeral>``, stops on exit."""
+
+    def __init__(self, script: Iterable[Any] = ()):
+        self.script: list[Any] = list(script)
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def push(self, *items: Any) -> None:
+        with self._lock:
+            self.script.extend(items)
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """What a client puts in ``UMMAYA_LLM_BASE_URL`` (``…/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.fake = self
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
