@@ -62,7 +62,10 @@ class ProviderError(Exception):
     """A model provider failure with a stable public code.
 
     Codes: provider_timeout, provider_unavailable, provider_rate_limited, provider_stream_cut,
-    provider_capability (no tool calling / unknown model), provider_bad_response.
+    provider_capability (no tool calling / unknown model), provider_bad_response,
+    provider_auth (401/403: the key is missing, wrong or not allowed; an operator must act, retrying
+    will not help), provider_config (a required setting is missing; the message names the
+    environment variable).
     """
 
     def __init__(self, code: str, message: str, *, retry_after: float | None = None):
