@@ -1,0 +1,236 @@
+"""Write the answer from evidence only, after the tools, in the request's language.
+
+Every answer states what was found, from which agency (with the citation), how fresh, the
+boundary (Live / Mock / Handoff) and the next action — or, when a turn stops, why and what the
+citizen can do. Each manifest's ``render`` template phrases its own evidence; templates run in a
+sandbox over data, so upstream text can never execute anything.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from ummaya.codegen.manifest import Manifest
+
+from .plan.base import Evidence
+
+_env = SandboxedEnvironment(autoescape=False, undefined=StrictUndefined)
+
+BADGE = {
+    "ko": {"live": "[Live · 실시간]", "mock": "[Mock · 모의]", "handoff": "[Handoff · 공식 창구 안내]"},
+    "en": {"live": "[Live]", "mock": "[Mock]", "handoff": "[Handoff · official channel]"},
+}
+BOUNDARY = {
+    "ko": {
+        "live": "공공데이터 API를 실시간으로 조회한 결과입니다.",
+        "mock": "⚠️ 모의(Mock) 응답입니다: 실제 기관 시스템에 연결하지 않은 예시 데이터이며 요청한 조건과 다를 수 있습니다. 실제로 조회·처리·제출된 것은 없습니다.",
+        "handoff": "UMMAYA는 이 절차를 대신 처리할 수 없습니다. 아래 공식 창구에서 직접 진행해 주세요.",
+    },
+    "en": {
+        "live": "This is a live result from the public data API.",
+        "mock": "⚠️ Mock response: example data, not connected to the agency's system, and it may not match your request; nothing was actually looked up, processed or submitted.",
+        "handoff": "UMMAYA cannot complete this for you. Please use the official channel below.",
+    },
+}
+NEXT_STEP = {
+    "ko": {
+        "health": "응급 상황이면 바로 119에 전화하세요. 방문 전 전화로 진료 가능 여부를 확인하세요.",
+        "default": "방문하거나 이용하기 전에 해당 기관에 최신 정보를 확인하세요.",
+        "mock": "실제 처리는 공식 창구에서 본인이 직접 진행해야 합니다.",
+        "mock_lookup": "실시간 정보는 API 키를 설정한 뒤 --mode live로 다시 확인하세요.",
+    },
+    "en": {
+        "health": "In an emergency call 119 now. Call ahead to confirm they can see you.",
+        "default": "Check the latest details with the agency before you go.",
+        "mock": "The real procedure must be done by you through the official channel.",
+        "mock_lookup": "For real-time data, configure the API key and ask again with --mode live.",
+    },
+}
+ASK = {
+    "ko": {
+        "place": "어느 위치를 기준으로 찾을까요? 동네 이름이나 건물·역 이름(예: 부산역, 동아대 승학캠퍼스)을 알려주세요.",
+        "date": "언제 기준인가요? (예: 오늘, 내일, 이번 주말)",
+        "time": "몇 시 기준인가요?",
+        "drug_name": "어떤 약인가요? 제품 이름을 알려주세요.",
+        "stop_name": "어느 정류장인가요? 정류장 이름을 알려주세요.",
+        "sido_name": "어느 지역(시·도)인가요? (예: 서울, 부산)",
+        "city_code": "어느 도시인가요? (예: 부산, 대전)",
+        "region_name": "어느 지역인가요?",
+        "keyword": "무엇을 찾을지 조금 더 구체적으로 알려주세요.",
+        "request": "무엇을 도와드릴까요? 필요한 공공서비스를 조금 더 구체적으로 알려주세요.",
+        "default": "다음 정보가 필요합니다: {slots}",
+    },
+    "en": {
+        "place": "Near which place? Tell me a neighbourhood, building or station (e.g. Busan Station).",
+        "date": "For which day? (e.g. today, tomorrow, this weekend)",
+        "time": "For what time?",
+        "drug_name": "Which medicine? Please give the product name.",
+        "stop_name": "Which bus stop? Please give its name.",
+        "sido_name": "Which city or province? (e.g. Seoul, Busan)",
+        "city_code": "Which city? (e.g. Busan, Daejeon)",
+        "region_name": "Which region?",
+        "keyword": "Could you say a little more specifically what to look for?",
+        "request": "What can I help with? Please say which public service you need.",
+        "default": "I need the following to continue: {slots}",
+    },
+}
+STOPPED = {
+    "ko": {
+        "no_adapter": "이 요청을 처리할 수 있는 공공서비스를 찾지 못했습니다. UMMAYA는 응급실·약국·날씨·대기질·주소·복지·교통 등 공공서비스 요청을 도와드립니다.",
+        "invalid_arguments": "요청에서 필요한 값을 올바르게 만들지 못해 조회하지 않았습니다: {detail}",
+        "permission_denied": "이 작업은 허용되지 않아 실행하지 않았습니다.",
+        "credential_missing": "실시간 조회에 필요한 인증 정보가 없거나 거부되었습니다 ({detail}). 관리자에게 API 키 설정을 요청하거나 --mode mock으로 모의 응답을 확인하세요.",
+        "channel_unavailable": "공공 API가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도해 주세요.",
+        "adapter_error": "공공 API 응답을 처리하지 못했습니다 ({detail}). 결과를 추측해서 알려드리지 않습니다.",
+        "budget_exhausted": "허용된 단계 수 안에 답을 만들지 못해 멈췄습니다.",
+        "no_data": "조회 결과가 없습니다.",
+    },
+    "en": {
+        "no_adapter": "I could not find a public service that handles this request. UMMAYA helps with public-service requests such as emergency rooms, pharmacies, weather, air quality, addresses, welfare and transport.",
+        "invalid_arguments": "I could not build valid arguments from the request, so nothing was looked up: {detail}",
+        "permission_denied": "This action is not permitted, so it was not run.",
+        "credential_missing": "Live access needs a credential that is missing or was refused ({detail}). Ask the operator to configure the API key, or use --mode mock to see a labelled mock answer.",
+        "channel_unavailable": "The public API is not responding right now ({detail}). Please try again shortly.",
+        "adapter_error": "The public API's response could not be processed ({detail}). I will not guess a result.",
+        "budget_exhausted": "Stopped: no answer within the allowed number of steps.",
+        "no_data": "No results were found.",
+    },
+}
+
+
+@lru_cache(maxsize=512)
+def _template(source: str):
+    return _env.from_string(source)
+
+
+def render_evidence(m: Manifest, ev: Evidence, language: str) -> str:
+    if ev.status == "no_data" or (ev.status == "ok" and not _has_content(ev.summary)):
+        return STOPPED[language]["no_data"]
+    if m.render is not None:
+        try:
+            return _template(getattr(m.render, language)).render(**ev.summary).strip()
+        except (TemplateError, TypeError, ValueError, AttributeError, KeyError):
+            pass  # a template that cannot phrase this result falls back to the plain listing
+    return _plain(ev.summary)
+
+
+def _has_content(summary: dict[str, Any]) -> bool:
+    items = summary.get("items")
+    return bool(items) if isinstance(items, list) else bool(summary)
+
+
+def _plain(summary: dict[str, Any]) -> str:
+    items = summary.get("items")
+    rows = items if isinstance(items, list) else [summary]
+    out = []
+    for i, row in enumerate(rows, 1):
+        if isinstance(row, dict):
+            out.append(f"{i}. " + ", ".join(f"{k}: {v}" for k, v in row.items() if v not in (None, "")))
+    return "\n".join(out)
+
+
+def header(m: Manifest, ev: Evidence, language: str) -> str:
+    title = m.title.ko if language == "ko" else m.title.en
+    agency = m.agency.name_ko if language == "ko" else m.agency.name_en
+    return f"{BADGE[language][ev.tier]} {agency} · {title}"
+
+
+def source_line(ev: Evidence, language: str) -> str:
+    c = ev.citation
+    parts = [("출처: " if language == "ko" else "Source: ") + f"{c['title']} ({c['url']})"]
+    if ev.freshness:
+        parts.append(("기준 시각: " if language == "ko" else "As of: ") + ev.freshness)
+    return " · ".join(parts)
+
+
+def compose_completed(evidence: list[tuple[Manifest, Evidence]], language: str) -> str:
+    blocks = []
+    tiers = []
+    for m, ev in evidence:
+        tiers.append(ev.tier)
+        if m.primitive == "locate" and len(evidence) > 1:
+            blocks.append(_located_line(ev, language))
+            continue
+        blocks.append("\n".join([header(m, ev, language), render_evidence(m, ev, language), source_line(ev, language)]))
+    tier = "mock" if "mock" in tiers else "live"
+    final = evidence[-1][0]
+    nxt = NEXT_STEP[language]
+    step = nxt.get(final.domain, nxt["default"])
+    if tier == "mock":
+        step = nxt["mock"] if final.primitive in ("check", "send") else f"{step} {nxt['mock_lookup']}"
+    blocks.append(BOUNDARY[language][tier])
+    blocks.append(("다음 단계: " if language == "ko" else "Next: ") + step)
+    return "\n\n".join(blocks)
+
+
+def _located_line(ev: Evidence, language: str) -> str:
+    items = ev.summary.get("items") or [ev.summary]
+    first = items[0] if items and isinstance(items[0], dict) else {}
+    name = first.get("place_name") or first.get("name") or first.get("address_name") or first.get("road_address") or ""
+    addr = first.get("road_address") or first.get("address") or first.get("address_name") or ""
+    badge = BADGE[language][ev.tier]
+    label = "기준 위치" if language == "ko" else "Location used"
+    where = f"{name} ({addr})" if addr and addr != name else str(name)
+    return f"{badge} {label}: {where}"
+
+
+def compose_handoff(m: Manifest, language: str, prior: list[tuple[Manifest, Evidence]] | None = None) -> str:
+    h = m.handoff
+    assert h is not None
+    lang = language
+    lines = [f"{BADGE[lang]['handoff']} {getattr(m.title, lang)}", BOUNDARY[lang]["handoff"], ""]
+    lines.append(("공식 창구: " if lang == "ko" else "Official channel: ") + f"{getattr(h.channel, lang)} — {h.url}")
+    steps = getattr(h.steps, lang)
+    if steps:
+        lines.append("절차:" if lang == "ko" else "Steps:")
+        lines += [f"  {i}. {s}" for i, s in enumerate(steps, 1)]
+    docs = getattr(h.documents, lang)
+    if docs:
+        lines.append(("준비물: " if lang == "ko" else "Bring: ") + ", ".join(docs))
+    if h.deadline:
+        lines.append(("기한: " if lang == "ko" else "Deadline: ") + getattr(h.deadline, lang))
+    if h.offline:
+        lines.append(("방문: " if lang == "ko" else "In person: ") + getattr(h.offline, lang))
+    if h.phone:
+        lines.append(("문의: " if lang == "ko" else "Phone: ") + h.phone)
+    lines.append(("근거: " if lang == "ko" else "Basis: ") + f"{m.citation.title} ({m.citation.url})" + (f" · {m.citation.basis}" if m.citation.basis else ""))
+    return "\n".join(lines)
+
+
+def compose_consent(m: Manifest, language: str) -> str:
+    c = m.permission.consent
+    assert c is not None
+    lang = language
+    if lang == "ko":
+        return "\n".join([
+            f"'{m.title.ko}'을(를) 진행하려면 개인정보 수집·이용 동의가 필요합니다 (개인정보 보호법 제15조·제22조). 동의 없이는 실행하지 않았습니다.",
+            f"  · 목적: {c.purpose.ko}",
+            f"  · 수집 항목: {', '.join(c.data_items)}",
+            f"  · 보유 기간: {c.retention.ko}",
+            f"  · 거부할 권리: {c.refusal.ko}",
+            f"동의하시면 `--consent {m.id}` 옵션으로 다시 요청하거나 대화(chat)에서 동의해 주세요.",
+        ])
+    return "\n".join([
+        f"'{m.title.en}' needs your consent to collect and use personal data (Personal Information Protection Act, Articles 15 and 22). Nothing was run without it.",
+        f"  · Purpose: {c.purpose.en}",
+        f"  · Data collected: {', '.join(c.data_items)}",
+        f"  · Retention: {c.retention.en}",
+        f"  · Right to refuse: {c.refusal.en}",
+        f"To consent, ask again with `--consent {m.id}` or agree in chat.",
+    ])
+
+
+def compose_ask(missing: list[str], language: str) -> str:
+    table = ASK[language]
+    known = [table[s] for s in missing if s in table]
+    if known:
+        return " ".join(dict.fromkeys(known))
+    return table["default"].format(slots=", ".join(missing))
+
+
+def compose_stop(reason: str, language: str, detail: str = "") -> str:
+    return STOPPED[language][reason].format(detail=detail or "-")

@@ -1,0 +1,242 @@
+"""The embedded offline planner: deterministic, no model server, no network.
+
+It reads only the narrowed candidates and the manifests' declarations: ``x-slot`` on input fields
+picks the shared extractor, ``requires``/``provides`` chain ``locate`` → ``find``, and when a
+required slot can be filled neither from the request, the session nor a locate adapter, it asks
+(``needs_input``) instead of guessing. There are no per-adapter rules in this file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ummaya.codegen.manifest import Manifest
+
+from ..context import now_kst
+from . import lexicon as lx
+from . import slots as sx
+from .base import Action, PlanContext, ToolCall
+
+COORD_SLOTS = {"latitude", "longitude", "coordinates"}
+
+
+def _vocabulary(m: Manifest) -> set[str]:
+    vocab: set[str] = set()
+    for text in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en):
+        for w in sx.words(text):
+            if len(w) >= 2:
+                vocab.add(w.lower())
+    return vocab
+
+
+class SlotFiller:
+    """Fills one adapter's arguments from the request, carried slots and evidence."""
+
+    def __init__(self, ctx: PlanContext, now: dt.datetime):
+        self.ctx = ctx
+        self.text = ctx.request
+        self.now = now
+        self.region = sx.find_region(self.text)
+        self.place = sx.find_place(self.text, ctx.language)
+        self.coords = sx.find_coordinates(self.text)
+
+    def fill(self, m: Manifest) -> tuple[dict[str, Any], list[str]]:
+        props: dict[str, Any] = m.input_schema.get("properties", {})
+        required = set(m.input_schema.get("required", []))
+        args: dict[str, Any] = {}
+        missing: list[str] = []
+        vocab = _vocabulary(m)
+        for name, prop in props.items():
+            value = self.extract(prop.get("x-slot", "free_text"), name, prop, vocab, m)
+            if value is not None:
+                args[name] = value
+            elif name in required:
+                missing.append(name)
+        return args, missing
+
+    # One branch per slot type, shared by every adapter.
+    def extract(self, slot: str, name: str, prop: dict[str, Any], vocab: set[str], m: Manifest) -> Any:
+        s = self.ctx.slots
+        if slot in ("latitude", "longitude"):
+            if self.coords:
+                return self.coords[0] if slot == "latitude" else self.coords[1]
+            return s.get(slot)
+        if slot == "coordinates":
+            return None
+        if slot == "place":
+            return self._place_or_region(vocab)
+        if slot in ("sido_name", "region_name", "region_code", "sigungu_name", "city_code"):
+            return self._region_value(slot, prop)
+        if slot == "date":
+            d = sx.find_date(self.text, self.now)
+            return _format_date(d, prop) if d else None
+        if slot == "time":
+            t = sx.find_time(self.text, self.now)
+            return _format_time(t, prop) if t else None
+        if slot == "specialty":
+            return self._labelled(prop, lx.SPECIALTY_SYNONYMS)
+        if slot == "life_stage":
+            return self._labelled(prop, lx.LIFE_STAGE_SYNONYMS)
+        if slot == "target_group":
+            return self._labelled(prop, lx.TARGET_GROUP_SYNONYMS)
+        if slot == "year":
+            mt = re.search(r"(20\d\d)\s*년?", self.text)
+            return _typed_like(prop, mt.group(1)) if mt else None
+        if slot in ("drug_name", "stop_name", "keyword"):
+            return self._content(slot, prop, vocab)
+        if slot == "free_text":
+            if prop.get("enum"):
+                return None
+            return self.text if prop.get("type", "string") == "string" and name in (
+                m.input_schema.get("required", [])
+            ) else None
+        return _PATTERNS.get(slot, lambda _t: None)(self.text)
+
+    def _place_or_region(self, vocab: set[str]) -> str | None:
+        if self.place:
+            return self.place
+        words = sx.content_words(self.text, vocab)
+        if self.region and not words:
+            return self.region.sido_full + (f" {self.region.sigungu}" if self.region.sigungu else "")
+        if words:
+            return " ".join(words[:3])
+        return None
+
+    def _region_value(self, slot: str, prop: dict[str, Any]) -> Any:
+        s = self.ctx.slots
+        if self.region is None:
+            if slot in s:
+                return resolve_or_self(prop, [s[slot]])
+            if slot == "sido_name" and s.get("region_name"):
+                region = sx.find_region(str(s["region_name"]))
+                if region:
+                    return sx.resolve_enum(prop, region.names())
+            return None
+        if slot == "sigungu_name":
+            return self.region.sigungu
+        if slot == "region_name":
+            return self.region.sido_full + (f" {self.region.sigungu}" if self.region.sigungu else "")
+        if slot == "region_code":
+            return s.get("region_code")
+        return sx.resolve_enum(prop, self.region.names())
+
+    def _labelled(self, prop: dict[str, Any], synonyms: dict[str, tuple[str, ...]]) -> Any:
+        labels = prop.get("x-enum-labels")
+        if labels:
+            code = sx.match_labels(self.text, {str(k): v for k, v in labels.items()}, synonyms)
+            return sx._typed(code, prop.get("enum", [code])) if code else None
+        if prop.get("enum"):
+            return sx.match_labels(self.text, {str(v): str(v) for v in prop["enum"]}, synonyms)
+        return None
+
+    def _content(self, slot: str, prop: dict[str, Any], vocab: set[str]) -> str | None:
+        if slot == "stop_name":
+            mt = re.search(r"([가-힣A-Za-z0-9]+?)\s*(?:버스\s*)?(?:정류장|정류소|stop)", self.text)
+            if mt and mt.group(1) not in ("버스",):
+                return sx._strip_particle(mt.group(1))
+            if self.place:
+                return self.place
+        words = sx.content_words(self.text, vocab)
+        if self.place:
+            words = [w for w in words if w not in self.place.split()]
+        if not words:
+            return None
+        if slot == "keyword":
+            return " ".join(words[:3])
+        return words[0]
+
+
+def resolve_or_self(prop: dict[str, Any], values: list[Any]) -> Any:
+    if prop.get("enum"):
+        return sx.resolve_enum(prop, [str(v) for v in values])
+    return values[0]
+
+
+def _typed_like(prop: dict[str, Any], value: str) -> Any:
+    return int(value) if prop.get("type") == "integer" else value
+
+
+def _format_date(d: dt.date, prop: dict[str, Any]) -> str:
+    if prop.get("format") == "date":
+        return d.isoformat()
+    pattern = prop.get("pattern", "")
+    return d.strftime("%Y%m%d") if "8" in pattern or prop.get("x-format") == "yyyymmdd" else d.isoformat()
+
+
+def _format_time(t: dt.time, prop: dict[str, Any]) -> str:
+    if prop.get("x-format") == "hhmm" or "{4}" in prop.get("pattern", ""):
+        return t.strftime("%H%M")
+    return t.strftime("%H:%M")
+
+
+_PATTERNS: dict[str, Callable[[str], Any]] = {
+    "phone": lambda t: (m := re.search(r"01[016789][- ]?\d{3,4}[- ]?\d{4}", t)) and m.group(0),
+    "vehicle_number": lambda t: (m := re.search(r"\d{2,3}\s?[가-힣]\s?\d{4}", t)) and m.group(0).replace(" ", ""),
+    "birth_date": lambda t: (m := re.search(r"(19|20)\d{2}[-./]?\d{2}[-./]?\d{2}", t)) and m.group(0),
+    "amount": lambda t: (m := re.search(r"(\d[\d,]*)\s*원", t)) and int(m.group(1).replace(",", "")),
+    "reference_number": lambda t: (m := re.search(r"\b[A-Z0-9]{2,}-?\d{4,}\b", t)) and m.group(0),
+    "person_name": lambda t: None,  # never guessed from free text
+}
+
+
+class OfflinePlanner:
+    name = "offline"
+
+    def __init__(self, clock: Callable[[], dt.datetime] = now_kst):
+        self.clock = clock
+
+    async def plan(self, ctx: PlanContext, on_delta: Callable[[str], None] | None = None) -> Action:
+        if not ctx.candidates:
+            return Action(kind="ask", text="", missing=["request"])
+        target = self.choose_target(ctx)
+        done = {e.adapter_id: e for e in ctx.evidence}
+        if target.id in done:
+            return Action(kind="answer")
+        filler = SlotFiller(ctx, self.clock())
+        args, missing = filler.fill(target)
+        if not missing:
+            return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", target.id, args)])
+        provider = self.provider_for(target, missing, ctx, filler, done)
+        if provider is not None:
+            pargs, pmissing = filler.fill(provider)
+            if not pmissing:
+                return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", provider.id, pargs)])
+        slots = sorted({target.input_schema["properties"][f].get("x-slot", f) for f in missing})
+        if slots and set(slots) <= COORD_SLOTS:
+            slots = ["place"]
+        return Action(kind="ask", missing=slots, calls=[ToolCall("", target.id, args)])
+
+    @staticmethod
+    def choose_target(ctx: PlanContext) -> Manifest:
+        top = ctx.candidates[0]
+        if top.primitive != "locate" or not sx.find_place(ctx.request, ctx.language):
+            return top
+        # 「X 근처 Y」: a locate adapter ranked first is the means, the find that needs its
+        # output is the end.
+        for m in ctx.candidates[1:3]:
+            if m.primitive != "locate" and set(m.requires) & _provided(top):
+                return m
+        return top
+
+    @staticmethod
+    def provider_for(
+        target: Manifest, missing: list[str], ctx: PlanContext, filler: SlotFiller, done: dict[str, Any]
+    ) -> Manifest | None:
+        props = target.input_schema["properties"]
+        wanted = {props[f].get("x-slot", f) for f in missing}
+        if wanted & COORD_SLOTS:
+            wanted |= {"coordinates"}
+        for m in ctx.candidates:
+            if m.primitive == "locate" and m.id not in done and wanted & _provided(m):
+                return m
+        return None
+
+
+def _provided(m: Manifest) -> set[str]:
+    out = set(m.provides)
+    if "coordinates" in out:
+        out |= {"latitude", "longitude"}
+    return out

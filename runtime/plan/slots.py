@@ -1,0 +1,213 @@
+"""Slot extractors: one per slot type, shared by every adapter.
+
+An input field declares ``x-slot``; the offline planner fills it with the extractor for that slot
+type, from the request text, the carried session slots, or earlier evidence. A field with ``enum``
+(optionally ``x-enum-labels``: code → label) is resolved declaratively: the extractor finds the
+concept (a region, a specialty), the field's own vocabulary picks the spelling the upstream wants.
+A new adapter therefore needs no planner code.
+
+No Kiwi here: cold ``ummaya ask`` must stay under 1.5 s and Kiwi takes seconds to load.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import lexicon as lx
+
+_COORD = re.compile(r"(?<![\d.])(3[3-9]\.\d{2,})\s*[,/ ]\s*(12[4-9]\.\d{2,}|13[0-2]\.\d{2,})(?![\d.])")
+_KO_PLACE_MARKER = re.compile(
+    r"^(?P<place>.+?)\s*(?:에서\s*)?(?:근처|주변|인근|부근|근방|가까운|가까이|앞|옆|쪽에|쪽)(?=\s|$|에|의|으로|로)"
+)
+_EN_PLACE = re.compile(
+    r"\b(?:near|around|close to|nearby|by|at|in)\s+(?P<place>[A-Za-z0-9 .'\-]+?)(?=\s*(?:[,?!.]|$|\b(?:today|tomorrow|tonight|now|right now|this|please|open|that|which|with)\b))",
+    re.I,
+)
+_WORD = re.compile(r"[\w\-·.]+", re.U)
+
+
+@dataclass(frozen=True)
+class Region:
+    sido_full: str
+    sido_short: str
+    sido_legacy: str | None
+    sido_en: str
+    sigungu: str | None
+    centroid: tuple[float, float]
+
+    def names(self) -> list[str]:
+        out = [self.sido_full, self.sido_short, self.sido_en]
+        if self.sido_legacy:
+            out.append(self.sido_legacy)
+        return out
+
+
+def _strip_particle(word: str) -> str:
+    if len(word) >= 3:
+        for p in lx.PARTICLES:
+            if word.endswith(p) and len(word) - len(p) >= 2:
+                return word[: -len(p)]
+    return word
+
+
+def words(text: str) -> list[str]:
+    return [_strip_particle(w) for w in _WORD.findall(text)]
+
+
+def find_region(text: str) -> Region | None:
+    low = text.lower()
+    for full, short, legacy, en, centre in lx.SIDO:
+        for name in (full, legacy, en.lower()):
+            if name and name in (text if name != en.lower() else low):
+                return Region(full, short, legacy, en, _find_sigungu(text), centre)
+    # Short names are two syllables: require them as a word start to avoid 「부산역」-style
+    # false hits being read as anything but Busan (they are Busan anyway) or 「대구」 inside words.
+    for full, short, legacy, en, centre in lx.SIDO:
+        if re.search(rf"(?:^|\s){short}", text):
+            return Region(full, short, legacy, en, _find_sigungu(text), centre)
+    for word in words(text):
+        for key, (sido_short, sigungu) in lx.DISTRICTS.items():
+            if word == key or word.startswith(key):
+                row = next(r for r in lx.SIDO if r[1] == sido_short)
+                return Region(row[0], row[1], row[2], row[3], sigungu, row[4])
+    return None
+
+
+def _find_sigungu(text: str) -> str | None:
+    m = re.search(r"([가-힣]{1,5}(?:구|군|시))(?=\s|$|에|의|에서)", text)
+    if m and not any(m.group(1) == r[0] for r in lx.SIDO):
+        return m.group(1)
+    return None
+
+
+def find_coordinates(text: str) -> tuple[float, float] | None:
+    m = _COORD.search(text)
+    return (float(m.group(1)), float(m.group(2))) if m else None
+
+
+def find_place(text: str, language: str) -> str | None:
+    """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스."""
+    if language == "ko":
+        m = _KO_PLACE_MARKER.search(text)
+        if m:
+            place = " ".join(
+                w for w in m.group("place").split() if w not in lx.TEMPORAL_WORDS
+            )
+            return place.strip() or None
+        return None
+    m = _EN_PLACE.search(text)
+    if m:
+        place = m.group("place").strip(" .'-")
+        return place or None
+    return None
+
+
+def content_words(text: str, vocabulary: set[str]) -> list[str]:
+    """Words left once function words, time words and the adapter's own vocabulary are removed.
+
+    The adapter's hints say what the request is *about* (응급실, 약, 버스); what remains is what it
+    is about *specifically* (타이레놀, 부산역) — the argument.
+    """
+    out = []
+    for w in words(text):
+        lw = w.lower()
+        if lw in lx.STOPWORDS or w in lx.TEMPORAL_WORDS or lw in lx.TEMPORAL_WORDS:
+            continue
+        if lw in vocabulary or any(lw.startswith(v) for v in vocabulary if len(v) >= 2):
+            continue
+        if re.fullmatch(r"[\d.]+", w):
+            continue
+        out.append(w)
+    return out
+
+
+_WEEKDAYS_KO = {"월요일": 0, "화요일": 1, "수요일": 2, "목요일": 3, "금요일": 4, "토요일": 5, "일요일": 6}
+_WEEKDAYS_EN = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
+
+
+def find_date(text: str, now: dt.datetime) -> dt.date | None:
+    low = text.lower()
+    today = now.date()
+    table = (
+        (("글피",), 3), (("모레", "day after tomorrow"), 2), (("내일", "tomorrow"), 1),
+        (("오늘", "today", "tonight", "지금", "now"), 0),
+    )
+    for keys, offset in table:
+        if any(k in low for k in keys):
+            return today + dt.timedelta(days=offset)
+    if "주말" in text or "weekend" in low:
+        days = (5 - today.weekday()) % 7
+        return today + dt.timedelta(days=days)
+    for names in (_WEEKDAYS_KO, _WEEKDAYS_EN):
+        for name, wd in names.items():
+            if name in low:
+                return today + dt.timedelta(days=(wd - today.weekday()) % 7)
+    m = re.search(r"(\d{1,2})월\s*(\d{1,2})일", text)
+    if m:
+        try:
+            d = dt.date(today.year, int(m.group(1)), int(m.group(2)))
+        except ValueError:
+            return None
+        return d if d >= today else d.replace(year=today.year + 1)
+    return None
+
+
+def find_time(text: str, now: dt.datetime) -> dt.time | None:
+    low = text.lower()
+    m = re.search(r"(오전|오후|아침|저녁|밤)?\s*(\d{1,2})\s*시(?:\s*(\d{1,2})\s*분)?", text)
+    if m:
+        hour = int(m.group(2)) % 24
+        if m.group(1) in ("오후", "저녁", "밤") and hour < 12:
+            hour += 12
+        return dt.time(hour, int(m.group(3) or 0))
+    m = re.search(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b", low)
+    if m:
+        hour = int(m.group(1)) % 12 + (12 if m.group(3) == "pm" else 0)
+        return dt.time(hour, int(m.group(2) or 0))
+    for keys, hour in ((("새벽",), 5), (("아침", "morning"), 9), (("점심", "noon"), 12),
+                       (("오후", "afternoon"), 15), (("저녁", "evening"), 18), (("밤", "tonight", "night"), 21)):
+        if any(k in low for k in keys):
+            return dt.time(hour, 0)
+    if any(k in low for k in ("지금", "현재", "now", "right now", "currently")):
+        return now.time().replace(second=0, microsecond=0)
+    return None
+
+
+def match_labels(text: str, labels: dict[str, str], synonyms: dict[str, tuple[str, ...]]) -> str | None:
+    """Pick the code whose label (or a citizen's synonym for that label) the text mentions."""
+    low = text.lower()
+    best: tuple[int, str] | None = None
+    for code, label in labels.items():
+        terms = {label.lower(), *(s.lower() for s in synonyms.get(label, ()))}
+        for syn_label, syns in synonyms.items():
+            if syn_label in label or label in syn_label:
+                terms |= {s.lower() for s in syns}
+        for term in terms:
+            if term and term in low and (best is None or len(term) > best[0]):
+                best = (len(term), code)
+    return best[1] if best else None
+
+
+def resolve_enum(prop: dict[str, Any], candidates: list[str]) -> Any | None:
+    """Choose the field's own spelling for a concept found under several names."""
+    enum = prop.get("enum")
+    labels = prop.get("x-enum-labels") or {}
+    if not enum:
+        return candidates[0] if candidates else None
+    for name in candidates:
+        if name in enum:
+            return name
+        for code, label in labels.items():
+            if label == name or (len(name) >= 2 and label.startswith(name)):
+                return _typed(code, enum)
+    return None
+
+
+def _typed(code: str, enum: list[Any]) -> Any:
+    for value in enum:
+        if str(value) == str(code):
+            return value
+    return code

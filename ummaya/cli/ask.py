@@ -1,0 +1,65 @@
+"""``ummaya ask QUERY``: one turn on the embedded default (offline planner, no network needed)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import click
+
+from ._common import emit_json
+
+MODES = click.Choice(["auto", "live", "mock"])
+
+
+@click.command()
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (trace_id, stop_reason, answer, calls, …).")
+@click.option("--mode", type=MODES, default="auto", show_default=True, help="auto: Live where credentials exist, Mock otherwise (labelled).")
+@click.option("--session", "session_id", default=None, help="Carry resolved slots (e.g. a location) across turns.")
+@click.option("--consent", "consents", multiple=True, metavar="ADAPTER_ID", help="Grant consent for this adapter up front (recorded, hash-chained).")
+@click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True, help="offline: embedded, deterministic; openai: an OpenAI-compatible server (K-EXAONE by default).")
+@click.option("--top-k", type=click.IntRange(1, 20), default=5, show_default=True)
+@click.option("--db", default=None, help="Store URL (sqlite:///path or postgresql://…); default: UMMAYA_DATABASE_URL or ~/.ummaya.")
+@click.option("--root", type=click.Path(file_okay=False), default=None, help="Project folder whose generated/ to load.")
+def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: tuple[str, ...],
+        planner: str, top_k: int, db: str | None, root: str | None) -> None:
+    """Ask for a public-service outcome, e.g. ummaya ask "동아대 승학캠퍼스 근처 응급실 알려줘"."""
+    from ummaya.paths import generated_dir
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.catalog import CatalogError
+    from ummaya.runtime.context import RequestError
+    from ummaya.runtime.plan.base import ProviderError
+    from ummaya.runtime.store import open_store
+    from ummaya.runtime.turn import TurnRequest
+
+    if query == "-":
+        query = sys.stdin.read()
+    try:
+        engine = build_engine(generated_dir(root), planner=planner, store=open_store(db))  # type: ignore[arg-type]
+        unknown = [c for c in consents if c not in engine.catalog.adapters]
+        if unknown:
+            raise click.BadParameter(f"unknown adapter id(s): {', '.join(unknown)}", param_hint="--consent")
+        result = asyncio.run(engine.ask(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k)))  # type: ignore[arg-type]
+    except RequestError as exc:
+        if as_json:
+            emit_json({"error": {"code": exc.code, "message": exc.message}})
+        else:
+            click.echo(f"error [{exc.code}]: {exc.message}", err=True)
+        raise SystemExit(2) from exc
+    except CatalogError as exc:
+        click.echo(f"error [catalog_missing]: {exc}", err=True)
+        raise SystemExit(2) from exc
+    except ProviderError as exc:
+        if as_json:
+            emit_json({"error": {"code": exc.code, "message": exc.message}})
+        else:
+            click.echo(f"error [{exc.code}]: {exc.message}", err=True)
+        raise SystemExit(3) from exc
+    if as_json:
+        emit_json(result.to_json())
+        return
+    click.echo(result.answer)
+    click.echo("")
+    chain = " → ".join(f"{c['adapter_id']} [{c['tier']}: {c['status']}]" for c in result.calls) or "-"
+    click.secho(f"stop: {result.stop_reason} ({result.layer}) · calls: {chain} · trace: {result.trace_id}", dim=True)
