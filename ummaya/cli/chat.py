@@ -1,0 +1,78 @@
+"""``ummaya chat``: an interactive session — streamed answers, tool progress, Live/Mock/Handoff
+badges, and consent asked for with the four items the law requires shown."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import click
+
+BADGE_STYLE = {"live": "bold green", "mock": "bold yellow", "handoff": "bold cyan"}
+
+
+@click.command()
+@click.option("--mode", type=click.Choice(["auto", "live", "mock"]), default="auto", show_default=True)
+@click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True)
+@click.option("--session", "session_id", default=None, help="Resume a session (default: a new one).")
+@click.option("--db", default=None, help="Store URL (default: UMMAYA_DATABASE_URL or ~/.ummaya).")
+@click.option("--root", type=click.Path(file_okay=False), default=None)
+def chat(mode: str, planner: str, session_id: str | None, db: str | None, root: str | None) -> None:
+    """Talk to UMMAYA; empty line or Ctrl-D to quit."""
+    from rich.console import Console
+    from rich.prompt import Confirm, Prompt
+
+    from ummaya.paths import generated_dir
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.context import RequestError
+    from ummaya.runtime.store import open_store
+
+    console = Console()
+    engine = build_engine(generated_dir(root), planner=planner, store=open_store(db))  # type: ignore[arg-type]
+    session_id = session_id or f"chat-{uuid.uuid4().hex[:12]}"
+    console.print(f"[dim]UMMAYA · session {session_id} · release {engine.catalog.release_id[:12]} · planner {planner}[/dim]")
+    while True:
+        try:
+            query = Prompt.ask("[bold]>[/bold]", console=console, default="", show_default=False)
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not query.strip():
+            break
+        consents: tuple[str, ...] = ()
+        while True:
+            try:
+                stop = asyncio.run(_turn(engine, console, query, session_id, mode, consents))
+            except RequestError as exc:
+                console.print(f"[red]{exc.code}[/red]: {exc.message}")
+                break
+            if stop is None or stop[0] != "consent_required":
+                break
+            adapter_id = stop[1]
+            if adapter_id and Confirm.ask("위 내용에 동의하시겠습니까? / Do you consent?", console=console, default=False):
+                consents = (adapter_id,)
+                continue
+            console.print("[dim]동의하지 않아 실행하지 않았습니다. / Not run without consent.[/dim]")
+            break
+
+
+async def _turn(engine, console, query: str, session_id: str, mode: str, consents: tuple[str, ...]):
+    from ummaya.runtime.turn import TurnRequest
+
+    pending_consent = None
+    stop = None
+    async for e in engine.run(TurnRequest(query, session_id=session_id, mode=mode, consents=consents)):  # type: ignore[arg-type]
+        d = e.data
+        if e.type == "call_started":
+            style = BADGE_STYLE.get(d["tier"], "bold")
+            console.print(f"[{style}][{d['tier'].upper()}][/{style}] {d['adapter_id']} …", highlight=False)
+        elif e.type == "call_finished":
+            console.print(f"[dim]  ↳ {d['status']} · {d['latency_ms']:.0f} ms[/dim]", highlight=False)
+        elif e.type == "permission" and d["decision"] == "consent_required":
+            pending_consent = d["adapter_id"]
+        elif e.type == "delta":
+            console.print(d["text"], end="", highlight=False, markup=False)
+        elif e.type == "stop":
+            console.print()
+            console.print(f"[dim]stop: {d['stop_reason']} ({d['layer']})[/dim]")
+            stop = (d["stop_reason"], pending_consent)
+    return stop
