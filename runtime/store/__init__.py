@@ -53,6 +53,8 @@ def sqlite_path(url: str) -> str:
         rest = rest[2:]
     if rest in ("", "/:memory:", ":memory:"):
         return ":memory:"
+    if rest.startswith("//"):  # sqlite:////abs/path (the SQLAlchemy spelling) is /abs/path too
+        rest = "/" + rest.lstrip("/")
     return rest
 
 
