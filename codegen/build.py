@@ -1,0 +1,247 @@
+"""The build: load → link → emit, then write atomically — or prove there is nothing to do.
+
+``plan_build`` is pure (registry in, ``{path: bytes}`` out); ``build`` writes that mapping to
+``generated/`` and ``llms/`` through a temporary folder swapped into place, so a failed build never
+leaves a half-written tree; ``drift`` compares the mapping with what is on disk. When the inputs'
+hash, the generator's hash and every emitted file's hash match the lock, a build is a no-op that
+reads no YAML at all.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from .emit_lock import LOCK_PATH, hash_inputs, read_lock, release_id, sha256
+
+OUTPUT_DIRS = ("generated", "llms")
+# Inside the output folders but not build output: kept across the swap, ignored by drift.
+PRESERVED = {"generated": ("index/whoosh",), "llms": ()}
+_IGNORED_NAMES = ("__pycache__", ".DS_Store")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Plan:
+    outputs: dict[str, bytes] = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    release_id: str = ""
+    adapters: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class BuildResult:
+    plan: Plan | None
+    noop: bool
+    seconds: float
+    release_id: str
+
+
+def generator_hash() -> str:
+    """Everything besides the registry that decides the bytes: this package's code and the
+    versions of the libraries that render output."""
+    here = Path(__file__).parent
+    # emit_index analyses text with the retrieval analyzer, so that module decides bytes too.
+    sources = sorted(here.glob("*.py")) + sorted((here.parent / "runtime" / "retrieve").glob("analysis.py"))
+    h = sha256(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in sources))
+    versions = ",".join(f"{d}={_version(d)}" for d in ("datamodel-code-generator", "jinja2", "pydantic", "kiwipiepy"))
+    return sha256(f"{h}|{versions}".encode())
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def is_up_to_date(root: Path) -> str | None:
+    """The release id when a rebuild would write exactly what is there, else None."""
+    try:
+        lock = read_lock((root / LOCK_PATH).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if lock.get("generator") != generator_hash() or lock.get("inputs") != hash_inputs(root):
+        return None
+    for path, digest in lock.get("outputs", {}).items():
+        try:
+            if sha256((root / path).read_bytes()) != digest:
+                return None
+        except OSError:
+            return None
+    return lock.get("release_id")
+
+
+def plan_build(root: Path, *, progress: Progress | None = None, cache=None, parse=None) -> Plan:
+    """Everything the build would write, or every problem that stops it."""
+    from .emit_cache import Cache
+    from .emit_catalog import emit_catalog, emit_fixtures, emit_schema
+    from .emit_clients import emit_clients
+    from .emit_llms import emit_llms
+    from .emit_lock import emit_lock
+    from .emit_models import emit_models
+    from .link import link
+    from .loader import load_registry
+    from .resolve import resolve_manifest
+
+    say = progress or (lambda _msg: None)
+    root = Path(root).resolve()
+    plan = Plan()
+    inputs = hash_inputs(root)
+    plan.release_id = release_id(inputs)
+    say(f"load: {len(inputs)} input files")
+    registry, problems = load_registry(root)
+    plan.adapters = len(registry.manifests)
+    say(f"link: {len(registry.manifests)} adapters")
+    linked = link(registry, parse=parse)
+    plan.problems = sorted(set(problems) | set(linked.problems))
+    plan.notes = linked.notes
+    if plan.problems:
+        return plan
+
+    manifests = [lm.manifest for lm in registry.manifests]
+    sources = [(lm.manifest, lm.source.rel) for lm in registry.manifests]
+    resolved = [resolve_manifest(m, registry.profiles) for m in manifests]
+    out: dict[str, bytes] = {"generated/__init__.py": b""}
+    say("emit: catalog, fixtures, schema")
+    out.update(emit_schema())
+    out.update(emit_catalog(resolved, plan.release_id))
+    out.update(emit_fixtures(registry.manifests))
+    out.update(emit_models(manifests, cache if cache is not None else Cache(), progress=say))
+    say("emit: clients, llms")
+    out.update(emit_clients(sources))
+    out.update(emit_llms(manifests))
+    out.update(_index_outputs(manifests, cache if cache is not None else Cache(), plan, say))
+    out.update(emit_lock(inputs, sources, generator_hash(), out))
+    plan.outputs = dict(sorted(out.items()))
+    return plan
+
+
+def _index_outputs(manifests, cache, plan: Plan, say: Progress) -> dict[str, bytes]:
+    """emit_index over the whole set (it is not per adapter), cached by every manifest's content:
+    loading Kiwi alone costs seconds."""
+    index = _emit_index()
+    if index is None:
+        plan.notes.append("retrieval index not emitted: ummaya.codegen.emit_index is not available")
+        return {}
+    key = sha256((generator_hash() + "".join(m.model_dump_json() for m in manifests)).encode("utf-8"))
+    hit = cache.get("index", key)
+    if hit is None:
+        say("index: emit_index (Kiwi morphemes)")
+        hit = {f"generated/{path}": data for path, data in index(manifests).items()}
+        cache.put("index", key, hit)
+    return hit
+
+
+def _emit_index():
+    try:
+        from .emit_index import emit_index
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.endswith("emit_index"):
+            return None
+        raise
+    return emit_index
+
+
+def _owned(rel: str, top: str) -> bool:
+    parts = rel.split("/")
+    if any(p in _IGNORED_NAMES for p in parts):
+        return False
+    return not any(rel == keep or rel.startswith(keep + "/") for keep in PRESERVED[top])
+
+
+def on_disk(root: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for top in OUTPUT_DIRS:
+        base = root / top
+        if not base.is_dir():
+            continue
+        for p in base.rglob("*"):
+            if p.is_file():
+                rel = p.relative_to(base).as_posix()
+                if _owned(rel, top):
+                    found[f"{top}/{rel}"] = p
+    return found
+
+
+@dataclass
+class Drift:
+    added: list[str]  # the build would create these (missing on disk)
+    removed: list[str]  # on disk, but the build no longer emits them
+    changed: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+    def summary(self, limit: int = 20) -> str:
+        lines = []
+        for label, paths in (("missing (build would add)", self.added), ("stale (build would remove)", self.removed), ("changed", self.changed)):
+            if paths:
+                lines.append(f"{label}: {len(paths)}")
+                lines += [f"  {p}" for p in paths[:limit]]
+                if len(paths) > limit:
+                    lines.append(f"  … and {len(paths) - limit} more")
+        return "\n".join(lines)
+
+
+def drift(root: Path, outputs: dict[str, bytes]) -> Drift:
+    disk = on_disk(root)
+    added = sorted(set(outputs) - set(disk))
+    removed = sorted(set(disk) - set(outputs))
+    changed = sorted(p for p in set(outputs) & set(disk) if disk[p].read_bytes() != outputs[p])
+    return Drift(added, removed, changed)
+
+
+def write_outputs(root: Path, outputs: dict[str, bytes]) -> None:
+    """Write each output folder into a temp folder beside it, then swap it into place."""
+    for top in OUTPUT_DIRS:
+        prefix = top + "/"
+        target = root / top
+        tmp = Path(tempfile.mkdtemp(prefix=f".{top}.new-", dir=root))
+        try:
+            for path, data in outputs.items():
+                if path.startswith(prefix):
+                    dest = tmp / path[len(prefix):]
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.write_bytes(data)
+            for keep in PRESERVED[top]:
+                if (target / keep).exists():
+                    (tmp / keep).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(target / keep, tmp / keep)
+            old = None
+            if target.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{top}.old-", dir=root))
+                os.replace(target, old / top)
+            os.replace(tmp, target)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def build(root: Path, *, progress: Progress | None = None, cache=None, force: bool = False, parse=None) -> BuildResult:
+    started = time.perf_counter()
+    root = Path(root).resolve()
+    if not force:
+        rid = is_up_to_date(root)
+        if rid:
+            return BuildResult(None, True, time.perf_counter() - started, rid)
+    plan = plan_build(root, progress=progress, cache=cache, parse=parse)
+    if plan.ok:
+        if progress:
+            progress(f"write: {len(plan.outputs)} files")
+        write_outputs(root, plan.outputs)
+    return BuildResult(plan, False, time.perf_counter() - started, plan.release_id)

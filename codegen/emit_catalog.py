@@ -1,0 +1,33 @@
+"""``generated/catalog.json``, the fixture bodies beside it, and ``generated/manifest.schema.json``.
+
+The catalog carries every manifest with its upstream profile merged in, so the runtime never reads
+registry/ or the profile files; fixture bodies are copied byte for byte for the Mock transport.
+"""
+
+from __future__ import annotations
+
+from .emit_lock import canonical_json
+from .loader import LoadedManifest
+from .manifest import Manifest, manifest_json_schema
+
+CATALOG_FORMAT = 1  # runtime/catalog.py reads this format
+CATALOG_PATH = "generated/catalog.json"
+SCHEMA_PATH = "generated/manifest.schema.json"
+
+
+def emit_catalog(resolved: list[Manifest], release_id: str) -> dict[str, bytes]:
+    adapters = [m.model_dump(mode="json") for m in sorted(resolved, key=lambda m: m.id)]
+    return {CATALOG_PATH: canonical_json({"format": CATALOG_FORMAT, "release_id": release_id, "adapters": adapters})}
+
+
+def emit_fixtures(manifests: list[LoadedManifest]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for lm in manifests:
+        for fx in lm.manifest.fixtures:
+            if fx.response is not None:
+                out[f"generated/fixtures/{lm.id}/{fx.response}"] = (lm.fixtures_dir / fx.response).read_bytes()
+    return out
+
+
+def emit_schema() -> dict[str, bytes]:
+    return {SCHEMA_PATH: canonical_json(manifest_json_schema())}

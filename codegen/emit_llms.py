@@ -1,0 +1,201 @@
+"""``llms/``: the registry as LLM-readable Markdown (llmstxt.org layout).
+
+``llms.txt`` is the index an agent reads first: an H1, a blockquote summary, H2 sections of links
+(one per primitive) and an ``## Optional`` section an agent may skip when its context is short.
+``adapters/<id>.md`` is one page per adapter; ``llms-full.txt`` is the index followed by every page,
+for agents that want everything in one fetch.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jinja2
+
+from .emit_lock import flatten_fields
+from .manifest import Manifest
+
+LLMS_DIR = "llms"
+PRIMITIVES = (
+    ("locate", "Locate", "turn a place, address or coordinates into a location other adapters need"),
+    ("find", "Find", "look up public information near a place or about a subject; read-only"),
+    ("check", "Check", "verify identity, eligibility or consent; protected by a consent gate"),
+    ("send", "Send", "submit, report, pay or apply through an official channel; protected"),
+)
+
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False
+)
+_ENV.filters["cell"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
+_ENV.filters["js"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
+
+INDEX = _ENV.from_string("""\
+# UMMAYA adapter registry
+
+> UMMAYA answers Korean public-service requests (in Korean or English) by calling declared adapters over real public data instead of paraphrasing documents. This registry holds {{ total }} adapters; each link below is one adapter's page with its inputs, outputs, permission gate, citation and examples.
+
+Every adapter is one of four primitives — {% for key, _, blurb in primitives %}`{{ key }}` ({{ blurb }}){{ ', ' if not loop.last else '' }}{% endfor %} — and one of three tiers: `live` (calls the real upstream), `mock` (shape-faithful results from fixtures, labelled Mock) or `handoff` (official channel material: where to go, what to bring). Protected gates (login, action, sign, send) need a recorded consent before a call. Adapter ids double as tool names.
+
+{% for heading, items in sections %}
+## {{ heading }}
+
+{% for m in items %}
+- [{{ m.id }}](adapters/{{ m.id }}.md): {{ m.title.en }} / {{ m.title.ko }} — {{ m.summary.en }} ({{ m.tier }}, {{ m.agency.code }})
+{% endfor %}
+
+{% endfor %}
+## Optional
+
+- [llms-full.txt](llms-full.txt): this index followed by every adapter page, in one file
+- [manifest.schema.json](../generated/manifest.schema.json): JSON Schema (draft 2020-12) of an adapter manifest
+- [catalog.json](../generated/catalog.json): every manifest with its upstream profile merged, as the runtime loads it
+""")
+
+PAGE = _ENV.from_string("""\
+# {{ m.id }} — {{ m.title.en }} / {{ m.title.ko }}
+
+> {{ m.summary.en }}
+>
+> {{ m.summary.ko }}
+
+| | |
+|---|---|
+| primitive | `{{ m.primitive }}` |
+| tier | `{{ m.tier }}` |
+| agency | {{ m.agency.name_en|cell }} ({{ m.agency.name_ko|cell }}, {{ m.agency.code }}) |
+| domain | `{{ m.domain }}` |
+| version | {{ m.version }} |
+| permission gate | `{{ m.permission.gate }}` |
+{% if m.requires %}
+| requires (filled by an earlier call) | {{ m.requires|join(', ') }} |
+{% endif %}
+{% if m.provides %}
+| provides | {{ m.provides|join(', ') }} |
+{% endif %}
+{% if m.credentials %}
+| credentials for live calls | {{ m.credentials|join(', ') }} |
+{% endif %}
+
+## When to use
+
+Korean hints: {{ m.search_hints.ko|join(', ') }}
+
+English hints: {{ m.search_hints.en|join(', ') }}
+
+Examples:
+{% for e in m.examples.ko %}
+- {{ e }}
+{% endfor %}
+{% for e in m.examples.en %}
+- {{ e }}
+{% endfor %}
+{% if m.negative_examples %}
+
+Not this adapter:
+{% for n in m.negative_examples %}
+- {{ n.text }} → {% if n.belongs_to %}[{{ n.belongs_to }}]({{ n.belongs_to }}.md){% else %}no adapter{% endif %}
+
+{% endfor %}
+{% endif %}
+
+## Input
+
+| field | type | required | slot | description |
+|---|---|---|---|---|
+{% for f in inputs %}
+| `{{ f.name }}` | {{ f.type|cell }} | {{ 'yes' if f.required else 'no' }} | {{ f.slot }} | {{ f.description|cell }} |
+{% endfor %}
+
+## Output
+
+{% for f in outputs %}
+- `{{ f }}`
+{% endfor %}
+{% if m.permission.consent %}
+
+## Consent notice (개인정보 보호법 제15조·제22조)
+
+- Purpose: {{ m.permission.consent.purpose.en }} / {{ m.permission.consent.purpose.ko }}
+- Data items: {{ m.permission.consent.data_items|join(', ') }}
+- Retention: {{ m.permission.consent.retention.en }} / {{ m.permission.consent.retention.ko }}
+- Right to refuse: {{ m.permission.consent.refusal.en }} / {{ m.permission.consent.refusal.ko }}
+{% endif %}
+{% if m.handoff %}
+
+## Official channel
+
+[{{ m.handoff.channel.en }} / {{ m.handoff.channel.ko }}]({{ m.handoff.url }}){% if m.handoff.phone %} · ☎ {{ m.handoff.phone }}{% endif %}
+
+
+{% for s in m.handoff.steps.ko %}
+{{ loop.index }}. {{ s }}
+{% endfor %}
+{% if m.handoff.documents.ko %}
+
+Documents to bring: {{ m.handoff.documents.ko|join(', ') }}{% if m.handoff.documents.en %} ({{ m.handoff.documents.en|join(', ') }}){% endif %}
+
+{% endif %}
+{% if m.handoff.deadline %}
+
+Deadline: {{ m.handoff.deadline.ko }} / {{ m.handoff.deadline.en }}
+{% endif %}
+{% endif %}
+
+## Source
+
+[{{ m.citation.title }}]({{ m.citation.url }}), verified {{ m.citation.verified }}{% if m.citation.basis %}. Basis: {{ m.citation.basis }}{% endif %}
+
+{% if m.fixtures %}
+
+Fixtures: {% for f in m.fixtures %}`{{ f.name }}` {{ f.request|js }}{{ ' → ' + f.expected_error if f.expected_error else '' }}{{ '; ' if not loop.last else '' }}{% endfor %}
+
+{% endif %}
+""")
+
+
+def _inputs(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    from .emit_clients import annotation
+
+    required = set(schema.get("required") or [])
+    out = []
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        desc = prop.get("description", "")
+        if "default" in prop:
+            desc = f"{desc} (default {json.dumps(prop['default'], ensure_ascii=False)})".strip()
+        out.append({"name": name, "type": annotation(prop), "required": name in required, "slot": prop.get("x-slot", ""), "description": desc})
+    return out
+
+
+def render_page(m: Manifest) -> bytes:
+    text = PAGE.render(m=m, inputs=_inputs(m.input_schema), outputs=flatten_fields(m.output_schema))
+    return _tidy(text).encode("utf-8")
+
+
+def render_index(manifests: list[Manifest]) -> str:
+    ordered = sorted(manifests, key=lambda m: m.id)
+    sections = [(heading, [m for m in ordered if m.primitive == key]) for key, heading, _ in PRIMITIVES]
+    sections = [s for s in sections if s[1]]
+    return _tidy(INDEX.render(total=len(ordered), sections=sections, primitives=PRIMITIVES))
+
+
+def _tidy(text: str) -> str:
+    # Templates are easier to read with generous blank lines; Markdown wants at most one.
+    lines = [line.rstrip() for line in text.split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if line == "" and out and out[-1] == "":
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n") + "\n"
+
+
+def emit_llms(manifests: list[Manifest]) -> dict[str, bytes]:
+    ordered = sorted(manifests, key=lambda m: m.id)
+    pages = {m.id: render_page(m) for m in ordered}
+    index = render_index(ordered)
+    full = index + "".join("\n---\n\n" + pages[i].decode("utf-8") for i in pages)
+    out = {f"{LLMS_DIR}/llms.txt": index.encode("utf-8"), f"{LLMS_DIR}/llms-full.txt": full.encode("utf-8")}
+    out.update({f"{LLMS_DIR}/adapters/{i}.md": page for i, page in pages.items()})
+    return out

@@ -1,0 +1,215 @@
+"""Link: the checks that need more than one manifest, or a manifest plus its fixture files.
+
+Loading validates each document alone; linking answers "does the registry hold together?" — ids
+unique, profiles exist, fixture files exist and agree with the schemas and with the adapter's own
+parser, prerequisites satisfiable, negative examples pointing at real adapters. Every problem is
+collected (never only the first) with the line it concerns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from .loader import LoadedManifest, Problem, Registry
+from .manifest import SLOT_TYPES
+from .resolve import UnknownProfile, resolve_manifest
+
+# Slot types the planner extracts from the request text itself (one shared extractor per type).
+# The rest are filled only by an earlier call: coordinates come from a `locate` adapter's
+# `provides`; codes and ids (region_code, city_code, node_id) from a locate adapter or a lookup.
+DERIVED_SLOTS = frozenset({"coordinates", "latitude", "longitude", "region_code", "city_code", "node_id"})
+TEXT_SLOTS = frozenset(SLOT_TYPES) - DERIVED_SLOTS
+# A locate adapter that provides coordinates fills both halves, and the halves together fill it.
+_COORD_PARTS = frozenset({"latitude", "longitude"})
+
+ParseFixture = Callable[..., Any]
+
+
+@dataclass
+class LinkResult:
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # adapter id -> fixture names that went through the adapter's parser and matched
+    parsed: dict[str, list[str]] = field(default_factory=dict)
+
+
+def load_parser() -> tuple[ParseFixture | None, str | None]:
+    """The dispatcher's ``parse_fixture``, or ``None`` with the reason it is not usable yet.
+
+    Only "the module (or the function) is not there yet" is a note; a dispatcher that exists but
+    fails to import is a real error and propagates.
+    """
+    try:
+        from ummaya.runtime.dispatch import parse_fixture  # type: ignore[attr-defined]
+    except ModuleNotFoundError as exc:
+        if exc.name and "ummaya.runtime.dispatch".startswith(exc.name):
+            return None, "ummaya.runtime.dispatch is not importable yet"
+        raise
+    except ImportError as exc:
+        if "parse_fixture" in str(exc):
+            return None, "ummaya.runtime.dispatch has no parse_fixture yet"
+        raise
+    return parse_fixture, None
+
+
+def provided_slots(manifests: list[LoadedManifest]) -> set[str]:
+    slots: set[str] = set()
+    for lm in manifests:
+        slots.update(lm.manifest.provides)
+    if "coordinates" in slots:
+        slots |= _COORD_PARTS
+    if _COORD_PARTS <= slots:
+        slots.add("coordinates")
+    return slots
+
+
+def _first_difference(expected: Any, actual: Any, path: str = "") -> str | None:
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual), key=str):
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in actual:
+                return f"{sub}: missing from parser output"
+            if key not in expected:
+                return f"{sub}: parser output has {actual[key]!r}, fixture expects nothing"
+            diff = _first_difference(expected[key], actual[key], sub)
+            if diff:
+                return diff
+        return None
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return f"{path or '(root)'}: parser output has {len(actual)} items, fixture expects {len(expected)}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            diff = _first_difference(e, a, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    # 1 == 1.0 in JSON; bool is not a number here.
+    if expected == actual and isinstance(expected, bool) == isinstance(actual, bool):
+        return None
+    return f"{path or '(root)'}: parser output has {actual!r}, fixture expects {expected!r}"
+
+
+def _schema_problems(lm: LoadedManifest, key: str) -> list[Problem]:
+    try:
+        Draft202012Validator.check_schema(getattr(lm.manifest, key))
+    except SchemaError as err:
+        loc = (key, *err.path)
+        return [Problem(lm.source.rel, lm.source.line_of(loc), f"{key} is not a valid JSON Schema: {err.message}")]
+    return []
+
+
+def _validate(schema: dict, value: Any, lm: LoadedManifest, loc: tuple, what: str) -> list[Problem]:
+    out = []
+    validator = Draft202012Validator(schema)
+    for err in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
+        at = ".".join(str(p) for p in err.absolute_path) or "(root)"
+        out.append(Problem(lm.source.rel, lm.source.line_of((*loc, *err.absolute_path)), f"{what} at {at}: {err.message}"))
+    return out
+
+
+def check_fixtures(lm: LoadedManifest, resolved, parse: ParseFixture | None) -> tuple[list[Problem], list[str]]:
+    """Per-adapter fixture checks: files exist, request/expected match the schemas, parser agrees."""
+    m, src = lm.manifest, lm.source
+    problems: list[Problem] = []
+    parsed: list[str] = []
+    schemas_ok = True
+    for key in ("input_schema", "output_schema"):
+        errs = _schema_problems(lm, key)
+        problems += errs
+        schemas_ok = schemas_ok and not errs
+    for name, prop in (m.input_schema.get("properties") or {}).items():
+        slot = prop.get("x-slot") if isinstance(prop, dict) else None
+        if slot is not None and slot not in SLOT_TYPES:
+            problems.append(Problem(src.rel, src.line_of(("input_schema", "properties", name, "x-slot")), f"input_schema.properties.{name}: unknown x-slot '{slot}'"))
+    seen: set[str] = set()
+    for i, fx in enumerate(m.fixtures):
+        loc = ("fixtures", i)
+        label = f"fixtures.{i} ({fx.name})"
+        if fx.name in seen:
+            problems.append(Problem(src.rel, src.line_of((*loc, "name")), f"{label}: duplicate fixture name"))
+        seen.add(fx.name)
+        body = b""
+        body_ok = True
+        if fx.response is not None:
+            path = lm.fixtures_dir / fx.response
+            try:
+                body = path.read_bytes()
+            except OSError:
+                body_ok = False
+                problems.append(Problem(src.rel, src.line_of((*loc, "response")), f"{label}: fixture file not found: {_rel_to_registry(lm, fx.response)}"))
+        if schemas_ok:
+            problems += _validate(m.input_schema, fx.request, lm, (*loc, "request"), f"{label}: request does not match input_schema")
+            if fx.expected is not None:
+                problems += _validate(m.output_schema, fx.expected, lm, (*loc, "expected"), f"{label}: expected does not match output_schema")
+        if parse is None or not body_ok or resolved is None:
+            continue
+        try:
+            outcome = parse(resolved, fx, body)
+        except Exception as exc:  # the parser's bug is still this fixture's problem to report
+            problems.append(Problem(src.rel, src.line_of(loc), f"{label}: the adapter's parser raised {type(exc).__name__}: {exc}"))
+            continue
+        if fx.expected is not None:
+            if outcome.error_class:
+                problems.append(Problem(src.rel, src.line_of((*loc, "expected")), f"{label}: the adapter's parser failed ({outcome.error_class} {outcome.error_code or ''}: {outcome.error_message or ''}), fixture expects output".replace("  ", " ")))
+                continue
+            diff = _first_difference(fx.expected, outcome.output)
+            if diff:
+                problems.append(Problem(src.rel, src.line_of((*loc, "expected")), f"{label}: {diff}"))
+                continue
+        elif outcome.error_class != fx.expected_error:
+            problems.append(Problem(src.rel, src.line_of((*loc, "expected_error")), f"{label}: the adapter's parser gives error class {outcome.error_class!r}, fixture expects {fx.expected_error!r}"))
+            continue
+        parsed.append(fx.name)
+    return problems, parsed
+
+
+def _rel_to_registry(lm: LoadedManifest, name: str) -> str:
+    return f"{lm.source.rel.rsplit('/', 1)[0]}/fixtures/{lm.id}/{name}"
+
+
+def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: bool = True) -> LinkResult:
+    result = LinkResult()
+    if use_parser and parse is None:
+        parse, why = load_parser()
+        if why:
+            result.notes.append(f"fixtures not parsed through the adapters' parsers: {why} (check skipped)")
+    manifests = registry.manifests
+
+    by_id: dict[str, list[LoadedManifest]] = {}
+    for lm in manifests:
+        by_id.setdefault(lm.id, []).append(lm)
+    for adapter_id, group in by_id.items():
+        if len(group) > 1:
+            files = ", ".join(g.source.rel for g in group)
+            for lm in group:
+                result.problems.append(Problem(lm.source.rel, lm.source.line_of(("id",)), f"duplicate adapter id '{adapter_id}' (declared in {files})"))
+
+    provided = provided_slots(manifests)
+    for lm in manifests:
+        m, src = lm.manifest, lm.source
+        resolved = None
+        if m.upstream is not None and m.upstream.profile is not None and m.upstream.profile not in registry.profiles:
+            known = ", ".join(sorted(registry.profiles)) or "none"
+            result.problems.append(Problem(src.rel, src.line_of(("upstream", "profile")), f"upstream.profile: unknown profile '{m.upstream.profile}' (known: {known})"))
+        else:
+            try:
+                resolved = resolve_manifest(m, registry.profiles)
+            except UnknownProfile:  # pragma: no cover - guarded above
+                resolved = None
+        for i, slot in enumerate(m.requires):
+            if slot not in provided and slot not in TEXT_SLOTS:
+                result.problems.append(Problem(src.rel, src.line_of(("requires", i)), f"requires: no adapter provides slot '{slot}' and the planner cannot take it from the request text"))
+        for i, neg in enumerate(m.negative_examples):
+            if neg.belongs_to is not None and neg.belongs_to not in by_id:
+                result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
+        problems, parsed = check_fixtures(lm, resolved, parse)
+        result.problems += problems
+        if parse is not None:
+            result.parsed[lm.id] = parsed
+    result.problems.sort()
+    return result
