@@ -300,16 +300,25 @@ class TurnEngine:
         """Add the locate adapters that can fill what the top candidates require (declared by
         ``requires``/``provides``), so the planner can chain locate → find."""
         have = {m.id for m in cands}
-        extra: list[Manifest] = []
         needed = {s for m in cands[:3] for s in m.requires}
         if not needed:
             return cands
-        for m in self.catalog.adapters.values():
-            if len(extra) >= self.widen_providers:
-                break
-            if m.id not in have and m.primitive == "locate" and needed & set(m.provides):
-                extra.append(m)
-        return cands + sorted(extra, key=lambda m: (m.tier != "live", m.id))
+
+        def inputs_need(m: Manifest) -> set[str]:
+            props = m.input_schema.get("properties", {})
+            return {props[f].get("x-slot", f) for f in m.input_schema.get("required", [])}
+
+        providers = [
+            m for m in self.catalog.adapters.values()
+            if m.id not in have and m.primitive == "locate" and needed & set(m.provides)
+        ]
+        # A provider that itself needs coordinates cannot start a chain from text; prefer those
+        # that cover more of what is needed, live before mock, then by id for stable order.
+        providers.sort(key=lambda m: (
+            bool(inputs_need(m) & {"latitude", "longitude", "coordinates"}),
+            -len(needed & set(m.provides)), m.tier != "live", m.id,
+        ))
+        return cands + providers[: self.widen_providers]
 
     def _call_row(self, c: ToolCall, by_id: dict[str, Manifest], mode: Mode, status: str) -> dict[str, Any]:
         m = by_id.get(c.adapter_id)

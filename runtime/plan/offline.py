@@ -21,6 +21,9 @@ from . import slots as sx
 from .base import Action, PlanContext, ToolCall
 
 COORD_SLOTS = {"latitude", "longitude", "coordinates"}
+# Slots filled from "whatever words are left": only worth guessing when the adapter cannot run
+# without them — an optional name filter filled by a guess would silently narrow the result.
+RESIDUAL_SLOTS = {"keyword", "free_text", "drug_name", "stop_name"}
 
 
 def _vocabulary(m: Manifest) -> set[str]:
@@ -50,6 +53,8 @@ class SlotFiller:
         missing: list[str] = []
         vocab = _vocabulary(m)
         for name, prop in props.items():
+            if prop.get("x-slot", "free_text") in RESIDUAL_SLOTS and name not in required:
+                continue
             value = self.extract(prop.get("x-slot", "free_text"), name, prop, vocab, m)
             if value is not None:
                 args[name] = value
@@ -199,8 +204,7 @@ class OfflinePlanner:
         args, missing = filler.fill(target)
         if not missing:
             return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", target.id, args)])
-        provider = self.provider_for(target, missing, ctx, filler, done)
-        if provider is not None:
+        for provider in self.providers_for(target, missing, ctx, done):
             pargs, pmissing = filler.fill(provider)
             if not pmissing:
                 return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", provider.id, pargs)])
@@ -222,17 +226,18 @@ class OfflinePlanner:
         return top
 
     @staticmethod
-    def provider_for(
-        target: Manifest, missing: list[str], ctx: PlanContext, filler: SlotFiller, done: dict[str, Any]
-    ) -> Manifest | None:
+    def providers_for(
+        target: Manifest, missing: list[str], ctx: PlanContext, done: dict[str, Any]
+    ) -> list[Manifest]:
+        """Locate adapters among the candidates that provide a missing slot, not yet called."""
         props = target.input_schema["properties"]
         wanted = {props[f].get("x-slot", f) for f in missing}
         if wanted & COORD_SLOTS:
             wanted |= {"coordinates"}
-        for m in ctx.candidates:
-            if m.primitive == "locate" and m.id not in done and wanted & _provided(m):
-                return m
-        return None
+        return [
+            m for m in ctx.candidates
+            if m.primitive == "locate" and m.id not in done and wanted & _provided(m)
+        ]
 
 
 def _provided(m: Manifest) -> set[str]:
