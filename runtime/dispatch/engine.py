@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import os
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -61,6 +63,13 @@ from .transforms import get_path, records_at
 Mode = Literal["auto", "live", "mock"]
 TierName = Literal["live", "mock", "handoff"]
 MOCK_BASE_URL = "https://mock.invalid"  # mock-tier adapters may have no real host at all
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    # Building a client's default context loads the CA bundle (~0.1 s); one shared context keeps
+    # per-call clients cheap, which call_many's concurrency depends on.
+    return httpx.create_ssl_context()
 
 
 # -- arguments ---------------------------------------------------------------------------------
@@ -262,7 +271,9 @@ class Dispatcher:
                 routes[_url_path(MOCK_BASE_URL, manifest.upstream, lookup.path)] = side.read_bytes()
         transport = FixtureTransport(body, fx.status, fixture_content_type(fx), routes)
         base = manifest.upstream.base_url or MOCK_BASE_URL
-        async with httpx.AsyncClient(transport=transport, follow_redirects=False) as client:
+        async with httpx.AsyncClient(
+            transport=transport, follow_redirects=False, verify=_ssl_context(), trust_env=False
+        ) as client:
             run = _Run(manifest, manifest.upstream, client, base, live=False, lookup_body_present=bool(routes))
             outcome = await self._execute(run, args, t0)
         outcome.fixture = fx.name
@@ -291,7 +302,9 @@ class Dispatcher:
                 return cached
 
         transport = _KeepOpen(self.transport) if self.transport is not None else None
-        async with httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False) as client:
+        async with httpx.AsyncClient(
+            transport=transport, follow_redirects=False, verify=_ssl_context(), trust_env=False
+        ) as client:
             run = _Run(manifest, upstream, client, base, live=True)
             outcome = await self._execute(run, args, t0)
         if cache_key and outcome.status in ("ok", "no_data"):

@@ -113,7 +113,7 @@ class UpstreamServer:
         server.daemon_threads = True
         server.block_on_close = False  # a slow reply must not hold up shutdown
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="upstream-server", daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="upstream-server", daemon=True)
         self._thread.start()
         return self
 
