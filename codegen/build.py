@@ -35,6 +35,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     release_id: str = ""
     adapters: int = 0
+    registry: object = None  # codegen.loader.Registry, for gates that look at the manifests
+    parsed: dict[str, list[str]] = field(default_factory=dict)  # id -> fixtures the parser agreed with
+    parser_available: bool = False
 
     @property
     def ok(self) -> bool:
@@ -108,6 +111,9 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     linked = link(registry, parse=parse)
     plan.problems = sorted(set(problems) | set(linked.problems))
     plan.notes = linked.notes
+    plan.registry = registry
+    plan.parsed = linked.parsed
+    plan.parser_available = linked.parser_available
     if plan.problems:
         return plan
 

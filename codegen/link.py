@@ -36,6 +36,7 @@ class LinkResult:
     notes: list[str] = field(default_factory=list)
     # adapter id -> fixture names that went through the adapter's parser and matched
     parsed: dict[str, list[str]] = field(default_factory=dict)
+    parser_available: bool = False
 
 
 def load_parser() -> tuple[ParseFixture | None, str | None]:
@@ -178,6 +179,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
         parse, why = load_parser()
         if why:
             result.notes.append(f"fixtures not parsed through the adapters' parsers: {why} (check skipped)")
+    result.parser_available = parse is not None
     manifests = registry.manifests
 
     by_id: dict[str, list[LoadedManifest]] = {}

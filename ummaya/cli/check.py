@@ -1,0 +1,78 @@
+"""``ummaya check [--root DIR] [--against REF]``: the gates CI runs.
+
+drift (generated/ and llms/ match a fresh build) + coverage (every adapter carries what it must)
++ scenario coverage (when registry/scenarios/ exists) + with ``--against``, the breaking-change
+gate against a previous lock file or git ref.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._common import fail, root_option
+
+
+@click.command()
+@root_option
+@click.option("--against", "against", metavar="REF", default=None, help="Lock file or git ref to check for breaking changes against.")
+def check(root: str | None, against: str | None) -> None:
+    """Fail when generated output drifted, an adapter misses coverage, or an interface broke."""
+    from ummaya.ci.breaking import breaking_changes, current_interfaces, load_reference
+    from ummaya.ci.coverage import coverage_gaps
+    from ummaya.ci.drift import drift_gate
+    from ummaya.ci.scenarios import scenario_coverage
+    from ummaya.paths import ProjectNotFound, require_root
+
+    try:
+        project = require_root(root)
+    except ProjectNotFound as exc:
+        fail(str(exc), 2)
+
+    failed: list[str] = []
+    plan, d = drift_gate(project)
+    for note in plan.notes:
+        click.echo(f"note: {note}", err=True)
+    if not plan.ok:
+        failed.append("build")
+        click.echo(f"build: {len(plan.problems)} problem(s)", err=True)
+        for p in plan.problems:
+            click.echo(f"  {p}", err=True)
+    elif d:
+        failed.append("drift")
+        click.echo("drift: generated/ or llms/ differ from what `ummaya build` would write (run it and commit):", err=True)
+        click.echo("  " + d.summary().replace("\n", "\n  "), err=True)
+
+    if plan.registry is not None:
+        gaps = coverage_gaps(plan.registry, plan.parsed if plan.parser_available else None)
+        if gaps:
+            failed.append("coverage")
+            click.echo(f"coverage: {len(gaps)} gap(s)", err=True)
+            for p in gaps:
+                click.echo(f"  {p}", err=True)
+        missing = scenario_coverage(project, plan.registry)
+        if missing:
+            failed.append("scenarios")
+            click.echo(f"scenarios: {len(missing)} problem(s)", err=True)
+            for p in missing:
+                click.echo(f"  {p}", err=True)
+
+    if against is not None:
+        try:
+            old = load_reference(project, against)
+        except ValueError as exc:
+            fail(f"breaking: {exc}", 2)
+        new, problems = current_interfaces(project)
+        breaks = breaking_changes(old["adapters"], new)
+        if breaks:
+            failed.append("breaking")
+            click.echo(f"breaking: {len(breaks)} breaking change(s) against {against}", err=True)
+            for b in breaks:
+                click.echo(f"  {b}", err=True)
+
+    gates = "drift, coverage, scenarios" + (f", breaking vs {against}" if against else "")
+    if failed:
+        click.echo(f"check failed: {', '.join(failed)}", err=True)
+        sys.exit(1)
+    click.echo(f"check passed ({gates}): release {plan.release_id[:12]}, {plan.adapters} adapters")
