@@ -307,7 +307,7 @@ class OpenAICompatPlanner:
                     raw = await resp.aread()
                     raise _http_error(resp.status_code, resp.headers, raw, self.model, url)
                 ctype = resp.headers.get("content-type", "")
-                if self.stream and "text/event-stream" in ctype:
+                if "text/event-stream" in ctype:  # by what came, not what was asked for
                     return await self._read_stream(ctx, resp, on_delta)
                 raw = await resp.aread()
                 return self._read_json(ctx, raw, on_delta)

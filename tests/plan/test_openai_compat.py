@@ -550,6 +550,20 @@ def test_slow_provider_times_out():
     assert elapsed < 2.0
 
 
+def test_stream_stalling_after_some_deltas_times_out():
+    sse = stream_text("동아대학교병원이 가장 가까워요.", piece=6)
+    sse.delay_between_s = 1.0
+    with FakeOpenAIServer([sse]) as srv:
+        err = plan_error(srv, timeout_s=0.3)
+    assert err.code == "provider_timeout"
+
+
+def test_stream_sent_although_json_was_asked_for():
+    with FakeOpenAIServer([stream_text("네, 알려드릴게요.")]) as srv:
+        action, _ = run_plan(srv, stream=False)
+    assert action.text == "네, 알려드릴게요."
+
+
 def test_total_timeout_bounds_a_trickling_stream():
     sse = stream_text("아주 천천히 오는 답변입니다. " * 4, piece=2)
     sse.delay_between_s = 0.05
