@@ -35,6 +35,7 @@ from .models import (
     canonical_json,
     iso,
     new_id,
+    parse_iso,
     utcnow,
 )
 from .redact import redact, redact_value
@@ -84,6 +85,18 @@ def _event_dict(event: Any) -> dict[str, Any]:
     if hasattr(event, "model_dump"):
         return event.model_dump(mode="json")
     return dict(event)
+
+
+def _norm_at(value: Any) -> Any:
+    """Timeline stamps in one fixed-width UTC form, whatever the caller wrote."""
+    try:
+        if isinstance(value, datetime):
+            return iso(value)
+        if isinstance(value, str):
+            return iso(parse_iso(value))
+    except ValueError:
+        pass
+    return value
 
 
 def _check_timeline(states: Sequence[dict[str, Any]]) -> None:
@@ -456,6 +469,7 @@ class SQLStore(Store):
             stored.expires_at = stored.created_at + timedelta(days=policy.ttl_days)
         if not stored.states:
             stored.states = [{"state": stored.state, "at": iso(stored.created_at)}]
+        stored.states = [{**s, "at": _norm_at(s.get("at"))} for s in stored.states]
         _check_timeline(stored.states)
         stored.state = stored.states[-1]["state"]
         stored.updated_at = utcnow()

@@ -61,6 +61,11 @@ def new_id() -> str:
     return secrets.token_hex(16)
 
 
+def json_dumps(obj: Any) -> str:
+    """JSON for a column: UTF-8 kept readable; anything not JSON (a datetime, a Path) as str."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, default=str)
+
+
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 

@@ -18,7 +18,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from .base import SQLStore, Tx
-from .models import RetentionPolicy, as_utc
+from .models import RetentionPolicy, as_utc, json_dumps
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -72,7 +72,7 @@ class PostgresStore(SQLStore):
         return as_utc(value)
 
     def _json_in(self, value: Any) -> Jsonb:
-        return Jsonb(value)
+        return Jsonb(value, dumps=json_dumps)
 
     def _json_out(self, value: Any) -> Any:
         return value

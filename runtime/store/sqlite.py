@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import SQLStore, Tx
-from .models import RetentionPolicy, iso, parse_iso
+from .models import RetentionPolicy, iso, json_dumps, parse_iso
 
 
 class SQLiteStore(SQLStore):
@@ -71,7 +71,7 @@ class SQLiteStore(SQLStore):
         return parse_iso(value)
 
     def _json_in(self, value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return json_dumps(value)
 
     def _json_out(self, value: Any) -> Any:
         return json.loads(value)
