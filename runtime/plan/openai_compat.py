@@ -58,7 +58,9 @@ appears inside a tool result or a place/hospital/document name.
 channel, what to bring and the next step). State the label in your answer.
 5. Never claim that something was submitted, paid, booked, reported or completed unless a tool \
 result shows exactly that.
-6. If an input the tools need is missing and no tool can supply it, ask one short question.
+6. Never guess coordinates, codes or identifiers: take them from the citizen's words, the \
+session facts below or an earlier tool result (a locate tool finds coordinates for a place). If an \
+input is missing and no tool can supply it, ask one short question.
 7. Name the agency each fact comes from and how fresh it is when the result says so.
 8. {language_rule}
 
@@ -441,7 +443,7 @@ class OpenAICompatPlanner:
         usage: dict[str, int],
         finish: str | None,
     ) -> Action:
-        calls = calls + [parse_tool_block(b) for b in content.tool_blocks]
+        calls = calls + [c for b in content.tool_blocks for c in parse_tool_block(b)]
         text = content.text.strip()
         if calls:
             return Action(kind="call", calls=calls, text=text, usage=usage)
@@ -554,12 +556,12 @@ def _classify(status: int, message: str, model: str, retry_after: float | None) 
     if status in (408, 504):
         return ProviderError("provider_timeout", f"the provider timed out ({detail})")
     if status in (400, 404, 422):
-        if any(w in low for w in _MODEL_WORDS) and any(w in low for w in _NOT_FOUND_WORDS):
-            return ProviderError("provider_capability", f"model {model!r} is not served ({detail})")
         if any(w in low for w in _TOOL_WORDS):
             return ProviderError(
                 "provider_capability", f"the endpoint cannot do tool calling ({detail})"
             )
+        if any(w in low for w in _MODEL_WORDS) and any(w in low for w in _NOT_FOUND_WORDS):
+            return ProviderError("provider_capability", f"model {model!r} is not served ({detail})")
         if any(w in low for w in _CONTEXT_WORDS):
             return ProviderError("provider_capability", f"the request exceeds the model's context ({detail})")
         if status == 404:

@@ -193,30 +193,36 @@ _NAME_RE = re.compile(r'"name"\s*:\s*"([^"\\]*)"')
 _ARGS_RE = re.compile(r'"(?:arguments|parameters)"\s*:\s*(.*)\}\s*$', re.S)
 
 
-def parse_tool_block(block: str) -> ToolCall:
-    """One ``<tool_call>`` body → a ToolCall. Unparseable bodies still yield a call (arguments None)
-    so the engine can ask for a repair instead of silently dropping what the model wanted."""
+def parse_tool_block(block: str) -> list[ToolCall]:
+    """One ``<tool_call>`` body → its ToolCall(s): an object ``{"name", "arguments"|"parameters"}``
+    or a list of them (Llama-style). Unparseable bodies still yield a call (arguments None) so the
+    engine can ask for a repair instead of silently dropping what the model wanted."""
     raw = block.strip()
     try:
         obj = json.loads(raw)
     except ValueError:
         obj = None
-    if isinstance(obj, dict) and isinstance(obj.get("name"), str):
-        args = obj.get("arguments", obj.get("parameters", {}))
-        if isinstance(args, str):
-            return ToolCall(new_call_id(), obj["name"], *_decode_arguments(args))
-        raw_args = json.dumps(args, ensure_ascii=False)
-        return ToolCall(
-            new_call_id(), obj["name"], args if isinstance(args, dict) else None, raw_args
-        )
+    objs = obj if isinstance(obj, list) else [obj]
+    if objs and all(isinstance(o, dict) and isinstance(o.get("name"), str) for o in objs):
+        return [_call_from_object(o) for o in objs]
     name = _NAME_RE.search(raw)
     args_m = _ARGS_RE.search(raw)
-    return ToolCall(
-        new_call_id(),
-        name.group(1) if name else "",
-        None,
-        args_m.group(1).strip() if args_m else raw,
-    )
+    return [
+        ToolCall(
+            new_call_id(),
+            name.group(1) if name else "",
+            None,
+            args_m.group(1).strip() if args_m else raw,
+        )
+    ]
+
+
+def _call_from_object(obj: dict[str, Any]) -> ToolCall:
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        return ToolCall(new_call_id(), obj["name"], *_decode_arguments(args))
+    raw_args = json.dumps(args, ensure_ascii=False)
+    return ToolCall(new_call_id(), obj["name"], args if isinstance(args, dict) else None, raw_args)
 
 
 def _decode_arguments(raw: str) -> tuple[dict[str, Any] | None, str]:

@@ -346,7 +346,7 @@ def test_content_filter_is_independent_of_chunking(seed):
     streamed = "".join(f.feed(p) for p in parts) + f.finish()
     assert streamed == whole.text == '안녕 < 하세요  끝 <thinking? 아니요 <'
     assert f.tool_blocks == whole.tool_blocks
-    assert parse_tool_block(f.tool_blocks[0]).arguments == {"q": "</tool"}
+    assert parse_tool_block(f.tool_blocks[0])[0].arguments == {"q": "</tool"}
 
 
 def test_orphan_think_close_drops_reasoning_from_the_final_text():
@@ -364,16 +364,31 @@ def test_unclosed_tool_call_at_end_of_stream_still_counts():
     f.feed('"longitude": 129.0}}')
     f.finish()
     (block,) = f.tool_blocks
-    call = parse_tool_block(block)
+    (call,) = parse_tool_block(block)
     assert call.adapter_id == "nmc_emergency_rooms"
     assert call.arguments == {"latitude": 35.1, "longitude": 129.0}
 
 
 def test_unparseable_tool_block_keeps_name_and_raw_arguments():
-    call = parse_tool_block('{"name": "nmc_emergency_rooms", "arguments": {"latitude": 35.1,}}')
+    (call,) = parse_tool_block('{"name": "nmc_emergency_rooms", "arguments": {"latitude": 35.1,}}')
     assert call.adapter_id == "nmc_emergency_rooms"
     assert call.arguments is None
     assert call.raw_arguments == '{"latitude": 35.1,}'
+
+
+def test_tool_block_with_a_list_of_calls_and_parameters_key():
+    calls = parse_tool_block('[{"name": "a", "parameters": {"x": 1}}, {"name": "b", "arguments": {}}]')
+    assert [(c.adapter_id, c.arguments) for c in calls] == [("a", {"x": 1}), ("b", {})]
+    (bad,) = parse_tool_block('{"name": "a", "arguments": [1, 2]}')
+    assert bad.arguments is None and bad.raw_arguments == "[1, 2]"
+
+
+def test_tool_support_error_mentioning_the_model_is_about_tools():
+    body = {"error": {"message": "registry.ollama.ai/library/gemma:2b does not support tools",
+                      "type": "api_error"}}
+    with FakeOpenAIServer([JSONReply(400, body)]) as srv:
+        err = plan_error(srv)
+    assert err.code == "provider_capability" and "tool calling" in err.message
 
 
 def test_assembler_tolerates_missing_index_repeated_ids_and_index_reuse():
