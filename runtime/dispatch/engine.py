@@ -190,7 +190,6 @@ class Dispatcher:
         self._tokens: dict[tuple[str, str], tuple[str, float]] = {}
         self._cache: dict[tuple[str, str], tuple[float, CallOutcome]] = {}
         self._next_slot: dict[str, float] = {}
-        self._rate_lock: asyncio.Lock | None = None
 
     # -- tiers -----------------------------------------------------------------------------
 
@@ -443,13 +442,12 @@ class Dispatcher:
     async def _pace(self, url: str, rate: float | None) -> None:
         if not rate or rate <= 0:
             return
-        if self._rate_lock is None:
-            self._rate_lock = asyncio.Lock()
+        # No lock needed: nothing awaits between reading and booking the slot, so concurrent
+        # calls on one event loop book consecutive slots.
         host = host_of(url)
-        async with self._rate_lock:
-            now = time.monotonic()
-            slot = max(now, self._next_slot.get(host, now))
-            self._next_slot[host] = slot + 1.0 / rate
+        now = time.monotonic()
+        slot = max(now, self._next_slot.get(host, now))
+        self._next_slot[host] = slot + 1.0 / rate
         if slot > now:
             await asyncio.sleep(slot - now)
 
