@@ -213,7 +213,7 @@ class OpenAICompatPlanner:
 
     def build_request(self, ctx: PlanContext) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": self.build_messages(ctx)}
-        tools = tools_for(ctx.candidates, self.max_tools)
+        tools = tools_for(ctx.candidates, self.max_tools, known_slots=ctx.slots)
         if tools:
             body["tools"] = tools
             body["tool_choice"] = "auto"

@@ -9,6 +9,7 @@ not JSON Schema; they are stripped so strict servers (and the model) see plain J
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
 from ummaya.codegen.manifest import Manifest
@@ -88,15 +89,47 @@ def tool_for(m: Manifest) -> dict[str, Any]:
     }
 
 
-def tools_for(candidates: list[Manifest], max_tools: int = 5) -> list[dict[str, Any]]:
-    """At most ``max_tools`` tools, in candidate order (best first), duplicates dropped."""
-    seen: set[str] = set()
-    tools: list[dict[str, Any]] = []
+def select_candidates(
+    candidates: list[Manifest], max_tools: int = 5, known_slots: Iterable[str] = ()
+) -> list[Manifest]:
+    """At most ``max_tools`` candidates, best first, duplicates dropped — without breaking a chain.
+
+    The turn widens the retrieved candidates with ``locate`` adapters that provide what the top ones
+    ``require``; those come last and a plain cut would drop them. So when a kept adapter requires a
+    slot that neither the session (``known_slots``) nor another kept adapter provides, the first
+    cut-off candidate that provides it replaces the lowest-ranked kept one nobody depends on.
+    """
+    uniq: list[Manifest] = []
     for m in candidates:
-        if len(tools) >= max_tools:
-            break
-        if m.id in seen:
+        if all(m.id != u.id for u in uniq):
+            uniq.append(m)
+    kept, rest = uniq[:max_tools], uniq[max_tools:]
+    known = set(known_slots)
+    for m in list(kept):
+        if m not in kept:
             continue
-        seen.add(m.id)
-        tools.append(tool_for(m))
-    return tools
+        provided = known | {s for k in kept for s in k.provides}
+        need = set(m.requires) - provided
+        if not need:
+            continue
+        prov = next((r for r in rest if need & set(r.provides)), None)
+        if prov is None:
+            continue
+        needed_by_others = {s for k in kept if k is not m for s in k.requires}
+        victim = next(
+            (v for v in reversed(kept) if v is not m and not (set(v.provides) & needed_by_others)),
+            None,
+        )
+        if victim is None:
+            continue
+        kept.remove(victim)
+        kept.append(prov)
+        rest.remove(prov)
+    return kept
+
+
+def tools_for(
+    candidates: list[Manifest], max_tools: int = 5, known_slots: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """OpenAI ``tools`` for ``select_candidates(...)``, in that order."""
+    return [tool_for(m) for m in select_candidates(candidates, max_tools, known_slots)]

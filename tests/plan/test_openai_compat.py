@@ -226,6 +226,21 @@ def test_strip_extensions_keeps_property_names_and_data_values():
     assert schema["properties"]["when"]["anyOf"][0]["x-slot"] == "date"  # input untouched
 
 
+def test_cap_keeps_the_locate_step_a_kept_adapter_requires():
+    locate = manifest("place_locate")
+    locate.primitive, locate.requires, locate.provides = "locate", [], ["coordinates", "place"]
+    finds = SEVEN[:6]  # six adapters that all require coordinates, then the widened locate
+    names = [t["function"]["name"] for t in tools_for([*finds, locate], 5)]
+    assert names == [m.id for m in finds[:4]] + ["place_locate"]
+    # Coordinates already known from the session: nothing to chain, plain cut.
+    names = [t["function"]["name"] for t in tools_for([*finds, locate], 5, {"coordinates"})]
+    assert names == [m.id for m in finds[:5]]
+    with FakeOpenAIServer(scenario("text_answer")) as srv:
+        run_plan(srv, ctx(candidates=[*finds, locate]))
+        sent = [t["function"]["name"] for t in srv.requests[0].json["tools"]]
+    assert len(sent) == 5 and "place_locate" in sent
+
+
 def test_tools_for_dedupes_and_caps():
     assert [t["function"]["name"] for t in tools_for([ER, ER, *SEVEN[1:3]], 2)] == [
         "nmc_emergency_rooms", "adapter_1"]
