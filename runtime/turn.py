@@ -328,20 +328,26 @@ class TurnEngine:
 
     @staticmethod
     def _compact(messages: list[dict[str, Any]], budget: int) -> dict[str, Any] | None:
+        """Over budget, shrink tool results of earlier steps to their evidence summary; the
+        latest step's results stay whole because the planner is about to read them."""
         before = _tokens(messages)
         if before <= budget:
             return None
+        latest = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
         compacted = []
-        for msg in messages[:-1]:
-            if msg.get("role") == "tool" and _tokens([msg]) > 60:
-                data = json.loads(msg["content"])
-                summary = data.get("data", {})
-                msg["content"] = json.dumps({"evidence_id": data.get("evidence_id"), "tier": data.get("tier"),
-                                             "status": data.get("status"), "total_count": summary.get("total_count"),
-                                             "compacted": True}, ensure_ascii=False)
-                compacted.append(msg["tool_call_id"])
+        for msg in messages[:latest]:
+            if msg.get("role") != "tool" or _tokens([msg]) <= 60:
+                continue
+            data = json.loads(msg["content"])
+            summary = data.get("data") or {}
+            msg["content"] = json.dumps({"evidence_id": data.get("evidence_id"), "tier": data.get("tier"),
+                                         "status": data.get("status"), "total_count": summary.get("total_count"),
+                                         "compacted": True}, ensure_ascii=False)
+            compacted.append(msg["tool_call_id"])
             if _tokens(messages) <= budget:
                 break
+        if not compacted:
+            return None
         return {"before_tokens": before, "after_tokens": _tokens(messages), "compacted": compacted}
 
     def _save_trace(self, r: TurnResult, query: str, states: list[dict[str, Any]], seconds: float) -> None:

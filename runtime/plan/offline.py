@@ -46,7 +46,9 @@ class SlotFiller:
         self.place = sx.find_place(self.text, ctx.language)
         self.coords = sx.find_coordinates(self.text)
 
-    def fill(self, m: Manifest) -> tuple[dict[str, Any], list[str]]:
+    def fill(self, m: Manifest, *, chain: bool = False) -> tuple[dict[str, Any], list[str]]:
+        """``chain``: filling a locate adapter only as the means to another adapter's end; its
+        place then has to be one the citizen actually named, never leftover words."""
         props: dict[str, Any] = m.input_schema.get("properties", {})
         required = set(m.input_schema.get("required", []))
         args: dict[str, Any] = {}
@@ -55,7 +57,11 @@ class SlotFiller:
         for name, prop in props.items():
             if prop.get("x-slot", "free_text") in RESIDUAL_SLOTS and name not in required:
                 continue
-            value = self.extract(prop.get("x-slot", "free_text"), name, prop, vocab, m)
+            slot = prop.get("x-slot", "free_text")
+            if chain and slot in ("place", "keyword"):
+                value = self.named_place()
+            else:
+                value = self.extract(slot, name, prop, vocab, m)
             if value is not None:
                 args[name] = value
             elif name in required:
@@ -99,6 +105,13 @@ class SlotFiller:
                 m.input_schema.get("required", [])
             ) else None
         return _PATTERNS.get(slot, lambda _t: None)(self.text)
+
+    def named_place(self) -> str | None:
+        if self.place:
+            return self.place
+        if self.region:
+            return self.region.sido_full + (f" {self.region.sigungu}" if self.region.sigungu else "")
+        return None
 
     def _place_or_region(self, vocab: set[str]) -> str | None:
         if self.place:
@@ -205,7 +218,7 @@ class OfflinePlanner:
         if not missing:
             return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", target.id, args)])
         for provider in self.providers_for(target, missing, ctx, done):
-            pargs, pmissing = filler.fill(provider)
+            pargs, pmissing = filler.fill(provider, chain=True)
             if not pmissing:
                 return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", provider.id, pargs)])
         slots = sorted({target.input_schema["properties"][f].get("x-slot", f) for f in missing})
