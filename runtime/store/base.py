@@ -221,6 +221,10 @@ class Tx:
     def q(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return self.store._execute(self.cursor, sql, params)
 
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.store._executemany(self.cursor, sql, rows)
+
 
 class SQLStore(Store):
     """Everything both backends share; subclasses supply the connection and type conversions."""
@@ -239,6 +243,9 @@ class SQLStore(Store):
 
     @abstractmethod
     def _execute(self, cursor: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def _executemany(self, cursor: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
 
     @abstractmethod
     def _advisory_lock(self, tx: Tx, key: int) -> None:
@@ -448,11 +455,10 @@ class SQLStore(Store):
         )
 
     def _insert_events(self, tx: Tx, trace_id: str, events: list[dict[str, Any]]) -> None:
-        for e in events:
-            tx.q("INSERT INTO trace_events (trace_id, seq, type, stage, t_ms, data) "
-                 "VALUES (?, ?, ?, ?, ?, ?)",
-                 (trace_id, int(e["seq"]), e["type"], e.get("stage", ""), float(e.get("t_ms", 0.0)),
-                  self._json_in(e.get("data", {}))))
+        tx.many("INSERT INTO trace_events (trace_id, seq, type, stage, t_ms, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(trace_id, int(e["seq"]), e["type"], e.get("stage", ""),
+                  float(e.get("t_ms", 0.0)), self._json_in(e.get("data", {}))) for e in events])
 
     def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None) -> Trace | None:
         """Insert or replace a whole trace (events included) as the policy allows.

@@ -48,16 +48,22 @@ class PostgresStore(SQLStore):
         if not params:  # DDL and constant queries go as they are ('%' in plpgsql is fine)
             cursor.execute(sql)
         else:
-            pg = self._sql_cache.get(sql)
-            if pg is None:
-                # Shared SQL never holds a literal '?' or '%' outside placeholders.
-                if "%" in sql:
-                    raise ValueError("'%' in shared SQL would be read as a placeholder")
-                pg = self._sql_cache[sql] = _PLACEHOLDER.sub("%s", sql)
-            cursor.execute(pg, tuple(params))
+            cursor.execute(self._pg_sql(sql), tuple(params))
         if cursor.description is None:
             return []
         return list(cursor.fetchall())
+
+    def _executemany(self, cursor: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        cursor.executemany(self._pg_sql(sql), [tuple(r) for r in rows])  # pipelined by psycopg
+
+    def _pg_sql(self, sql: str) -> str:
+        pg = self._sql_cache.get(sql)
+        if pg is None:
+            # Shared SQL never holds a literal '?' or '%' outside placeholders.
+            if "%" in sql:
+                raise ValueError("'%' in shared SQL would be read as a placeholder")
+            pg = self._sql_cache[sql] = _PLACEHOLDER.sub("%s", sql)
+        return pg
 
     def _advisory_lock(self, tx: Tx, key: int) -> None:
         tx.q("SELECT pg_advisory_xact_lock(?)", (key,))

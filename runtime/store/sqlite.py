@@ -58,6 +58,9 @@ class SQLiteStore(SQLStore):
             return []
         return [dict(r) for r in cursor.fetchall()]
 
+    def _executemany(self, cursor: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        cursor.executemany(sql, [tuple(r) for r in rows])
+
     def _advisory_lock(self, tx: Tx, key: int) -> None:
         pass  # BEGIN IMMEDIATE already holds the database's single write lock
 

@@ -452,3 +452,37 @@ def test_open_store_urls(tmp_path, monkeypatch) -> None:
     assert sqlite_path("sqlite://") == ":memory:"
     with pytest.raises(ValueError):
         open_store("mysql://x")
+
+
+# ---------------------------------------------------------------- robustness
+
+
+def test_one_store_shared_by_threads(store) -> None:
+    """A server shares one Store across worker threads: nothing lost, the chain stays a line."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(i: int) -> str:
+        store.grant_consent(f"t{i}", "a", **NOTICE)
+        return store.put_trace(_trace(session_id=f"t{i}")).trace_id
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(work, range(40)))
+    assert len(set(ids)) == 40
+    assert {t.trace_id for t in store.list_traces(limit=100)} == set(ids)
+    assert store.verify().ok and store.verify().records == 40
+    assert all(store.has_consent(f"t{i}", "a") for i in range(40))
+
+
+def test_timeline_stamps_normalized_and_odd_values_kept(store) -> None:
+    start = datetime(2026, 11, 30, 8, 0, tzinfo=timezone(timedelta(hours=9)))
+    t = Trace(created_at=start, states=[
+        {"state": "received", "at": start.isoformat()},
+        {"state": "completed", "at": start + timedelta(milliseconds=12)},
+    ], events=[{"seq": 0, "type": "evidence", "stage": "project", "t_ms": 1.0,
+                "data": {"freshness": datetime(2026, 11, 30, 7, 59, tzinfo=UTC)}}])
+    store.put_trace(t)
+    got = store.get_trace(t.trace_id)
+    assert [s["at"] for s in got.states] == ["2026-11-29T23:00:00.000000Z",
+                                             "2026-11-29T23:00:00.012000Z"]
+    assert got.state == "completed" and got.created_at == start
+    assert got.events[0]["data"]["freshness"].startswith("2026-11-30 07:59:00")
