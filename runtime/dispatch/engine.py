@@ -33,7 +33,7 @@ import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -163,7 +163,6 @@ class _Run:
     attempts: int = 0
     url: str | None = None
     lookup_body_present: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Dispatcher:
@@ -224,6 +223,15 @@ class Dispatcher:
         self, adapter_id: str, args: dict, *, mode: Mode = "auto", fixture: str | None = None
     ) -> CallOutcome:
         t0 = time.perf_counter()
+        try:
+            return await self._call(adapter_id, args, mode, fixture, t0)
+        except Exception as exc:  # noqa: BLE001 — a turn stops with a reason, it never crashes
+            err = UpstreamError(ADAPTER_ERROR, "INTERNAL", f"{type(exc).__name__}: {exc}")
+            return _error_outcome(adapter_id, "live" if mode == "live" else "mock", err, t0)
+
+    async def _call(
+        self, adapter_id: str, args: dict, mode: Mode, fixture: str | None, t0: float
+    ) -> CallOutcome:
         try:
             manifest = self.catalog.get(adapter_id)
         except CatalogError as exc:

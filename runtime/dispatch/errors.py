@@ -7,7 +7,8 @@ quota — worth retrying, and reported only after the bounded retries ran out).
 
 Stable engine codes (upstream codes such as ``"30"`` or ``"E0001"`` are passed through as is):
 PARSE, SCHEMA, TRANSFORM, HOST_GUARD, TIMEOUT, CONNECT, HTTP_<status>, CREDENTIAL_MISSING,
-INVALID_ARGUMENTS, NO_FIXTURE, UNKNOWN_ADAPTER, NOT_CALLABLE, TOKEN.
+INVALID_ARGUMENTS, NO_FIXTURE, UNKNOWN_ADAPTER, TOKEN, LOOKUP, RESOLVER, POSTPROCESS, NO_BASE_URL,
+INTERNAL (an engine bug, reported instead of crashing the turn).
 """
 
 from __future__ import annotations

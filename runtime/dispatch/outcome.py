@@ -22,7 +22,3 @@ class CallOutcome(BaseModel):
     latency_ms: float = 0.0
     fixture: str | None = None
     attempts: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("ok", "no_data", "handoff")
