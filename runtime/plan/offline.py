@@ -9,9 +9,13 @@ required slot can be filled neither from the request, the session nor a locate a
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
+
+from jsonschema import Draft202012Validator
 
 from ummaya.codegen.manifest import Manifest
 
@@ -62,6 +66,7 @@ class SlotFiller:
                 value = self.named_place()
             else:
                 value = self.extract(slot, name, prop, vocab, m)
+            value = fit(prop, value)
             if value is not None:
                 args[name] = value
             elif name in required:
@@ -71,6 +76,8 @@ class SlotFiller:
     # One branch per slot type, shared by every adapter.
     def extract(self, slot: str, name: str, prop: dict[str, Any], vocab: set[str], m: Manifest) -> Any:
         s = self.ctx.slots
+        if prop.get("enum") and slot in RESIDUAL_SLOTS:
+            return self._enum_in_text(prop)
         if slot in ("latitude", "longitude"):
             if self.coords:
                 return self.coords[0] if slot == "latitude" else self.coords[1]
@@ -150,6 +157,22 @@ class SlotFiller:
             return sx.match_labels(self.text, {str(v): str(v) for v in prop["enum"]}, synonyms)
         return None
 
+    def _enum_in_text(self, prop: dict[str, Any]) -> Any:
+        """A closed vocabulary named in the request: the value, its label, or a word the value
+        starts with (「카카오 인증」 → 카카오톡)."""
+        low = self.text.lower()
+        labels = {str(k): str(v) for k, v in (prop.get("x-enum-labels") or {}).items()}
+        for value in prop["enum"]:
+            names = [str(value), labels.get(str(value), "")]
+            if any(n and n.lower() in low for n in names):
+                return value
+        for w in sx.words(self.text):
+            if len(w) >= 2:
+                for value in prop["enum"]:
+                    if str(value).lower().startswith(w.lower()):
+                        return value
+        return None
+
     def _content(self, slot: str, prop: dict[str, Any], vocab: set[str]) -> str | None:
         if slot == "stop_name":
             mt = re.search(r"([가-힣A-Za-z0-9]+?)\s*(?:버스\s*)?(?:정류장|정류소|stop)", self.text)
@@ -165,6 +188,37 @@ class SlotFiller:
         if slot == "keyword":
             return " ".join(words[:3])
         return words[0]
+
+
+@lru_cache(maxsize=2048)
+def _prop_validator(key: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(key))
+
+
+def fit(prop: dict[str, Any], value: Any) -> Any:
+    """The value in the form this field accepts, or None — a planner never proposes arguments it
+    can see are invalid. Administrative codes are hierarchical (2-digit 시도, 5-digit 시군구,
+    10-digit 법정동), so a field may declare ``x-code-slice: [start, end]`` to take its part of a
+    longer code a locate adapter resolved."""
+    if value is None:
+        return None
+    validator = _prop_validator(json.dumps({k: v for k, v in prop.items() if not k.startswith("x-")}, sort_keys=True))
+    if validator.is_valid(value):
+        return value
+    cut = prop.get("x-code-slice")
+    if cut and isinstance(value, str) and value.isdigit():
+        part = value[cut[0]:cut[1]]
+        if validator.is_valid(part):
+            return part
+    if isinstance(value, str) and prop.get("format") == "date":
+        digits = re.sub(r"\D", "", value)
+        if len(digits) == 8:
+            iso = f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
+            if validator.is_valid(iso):
+                return iso
+    if prop.get("type") == "integer" and isinstance(value, str) and value.isdigit():
+        return fit({k: v for k, v in prop.items() if k != "x-code-slice"}, int(value))
+    return None
 
 
 def resolve_or_self(prop: dict[str, Any], values: list[Any]) -> Any:
@@ -196,7 +250,11 @@ _PATTERNS: dict[str, Callable[[str], Any]] = {
     "birth_date": lambda t: (m := re.search(r"(19|20)\d{2}[-./]?\d{2}[-./]?\d{2}", t)) and m.group(0),
     "amount": lambda t: (m := re.search(r"(\d[\d,]*)\s*원", t)) and int(m.group(1).replace(",", "")),
     "reference_number": lambda t: (m := re.search(r"\b[A-Z0-9]{2,}-?\d{4,}\b", t)) and m.group(0),
-    "person_name": lambda t: None,  # never guessed from free text
+    # Only a name the citizen states as one (「이름은 홍길동」, 「홍길동 1990-01-01」), never a guess.
+    "person_name": lambda t: (
+        (m := re.search(r"(?:이름(?:은|이)?\s*:?\s*|name is\s+)([가-힣]{2,4}|[A-Z][a-z]+(?: [A-Z][a-z]+)?)", t))
+        or (m := re.search(r"(?<![가-힣])([가-힣]{2,4})(?:이고|이며|,)?\s+(?:19|20)\d{2}[-./]?\d{2}[-./]?\d{2}", t))
+    ) and m.group(1),
 }
 
 
