@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from .loader import LoadedManifest, Problem, Registry
+from .loader import LoadedManifest, Problem, Registry, manifest_paths
 from .manifest import SLOT_TYPES
 from .resolve import UnknownProfile, resolve_manifest
 
@@ -191,7 +191,14 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
             for lm in group:
                 result.problems.append(Problem(lm.source.rel, lm.source.line_of(("id",)), f"duplicate adapter id '{adapter_id}' (declared in {files})"))
 
+    # A manifest that failed to load still declares its id (file name = id): pointing at it is not
+    # a second problem, the load error already is one.
+    declared = set(by_id) | {p.stem for p in manifest_paths(registry.root)}
     provided = provided_slots(manifests)
+    # Same for `requires`: the provider may be the manifest that did not load.
+    unloaded = declared - set(by_id)
+    if unloaded:
+        result.notes.append(f"requires not checked: {len(unloaded)} manifest(s) did not load")
     for lm in manifests:
         m, src = lm.manifest, lm.source
         resolved = None
@@ -204,10 +211,10 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
             except UnknownProfile:  # pragma: no cover - guarded above
                 resolved = None
         for i, slot in enumerate(m.requires):
-            if slot not in provided and slot not in TEXT_SLOTS:
+            if not unloaded and slot not in provided and slot not in TEXT_SLOTS:
                 result.problems.append(Problem(src.rel, src.line_of(("requires", i)), f"requires: no adapter provides slot '{slot}' and the planner cannot take it from the request text"))
         for i, neg in enumerate(m.negative_examples):
-            if neg.belongs_to is not None and neg.belongs_to not in by_id:
+            if neg.belongs_to is not None and neg.belongs_to not in declared:
                 result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
         problems, parsed = check_fixtures(lm, resolved, parse)
         result.problems += problems

@@ -1,0 +1,124 @@
+"""The build's outputs: reproducible bytes, a no-op rebuild, per-adapter reuse, and artifacts the
+runtime can load."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from ummaya.codegen import build as b
+from ummaya.codegen.emit_cache import Cache
+from ummaya.codegen.emit_lock import release_id
+from ummaya.runtime.catalog import Catalog
+
+from tests.codegen.project import KAKAO, NMC, edit, make_project, outputs, run
+
+
+def test_same_inputs_same_bytes_in_two_folders(tmp_path):
+    # Two separate folders and two separate cold caches: nothing may depend on where or when.
+    roots = [make_project(tmp_path / name) for name in ("one", "two")]
+    for i, root in enumerate(roots):
+        result = b.build(root, cache=Cache(tmp_path / f"cache{i}"))
+        assert result.plan.ok, result.plan.problems
+    first, second = outputs(roots[0]), outputs(roots[1])
+    assert first == second
+    assert "generated/catalog.json" in first and "llms/llms.txt" in first
+    for path, data in first.items():
+        text = data.decode("utf-8", errors="replace")
+        assert "\r\n" not in text, path
+        assert "timestamp" not in text.lower(), path
+
+
+def test_warm_cache_gives_the_same_bytes_as_cold(built, tmp_path):
+    before = outputs(built)
+    result = b.build(built, force=True)  # session cache is warm by now
+    assert result.plan.ok
+    assert outputs(built) == before
+
+
+def test_noop_rebuild_is_fast_and_writes_nothing(built):
+    catalog = built / "generated" / "catalog.json"
+    mtime = catalog.stat().st_mtime_ns
+    started = time.perf_counter()
+    result = run("build", "--root", str(built))
+    elapsed = time.perf_counter() - started
+    assert result.exit_code == 0
+    assert result.stdout.startswith("up to date: release ")
+    assert elapsed < 1.0
+    assert catalog.stat().st_mtime_ns == mtime
+
+
+def test_a_damaged_output_is_not_a_noop(built):
+    (built / "llms" / "llms.txt").write_text("tampered\n")
+    result = run("build", "--root", str(built), "-q")
+    assert result.stdout.startswith("built release ")
+    assert not (built / "llms" / "llms.txt").read_text().startswith("tampered")
+
+
+def test_editing_one_schema_regenerates_only_that_adapters_models(built):
+    messages: list[str] = []
+    edit(built / NMC, "          category: {type: [string, \"null\"]}\n", "          category: {type: [string, \"null\"]}\n          level: {type: [string, \"null\"]}\n")
+    result = b.build(built, progress=messages.append)
+    assert result.plan.ok, result.plan.problems
+    assert any("datamodel-code-generator over 2 schemas (2 adapters cached)" in m for m in messages), messages
+    model = (built / "generated/models/nmc_emergency_rooms_output.py").read_text()
+    assert "level: str | None = None" in model
+
+
+def test_a_summary_edit_reuses_every_model(built):
+    messages: list[str] = []
+    edit(built / KAKAO, "en: Find a place by name", "en: Find a place by its name")
+    result = b.build(built, progress=messages.append)
+    assert result.plan.ok
+    assert not any("datamodel-code-generator" in m for m in messages), messages
+
+
+def test_catalog_loads_with_profiles_merged(built):
+    catalog = Catalog.load(built / "generated")
+    assert catalog.ids == ["gov24_move_in_report", "kakao_keyword_search", "nmc_emergency_rooms"]
+    nmc = catalog.get("nmc_emergency_rooms")
+    # From the data_go_kr profile, not from the manifest itself.
+    assert nmc.upstream.base_url == "https://apis.data.go.kr"
+    assert nmc.upstream.auth.param == "serviceKey"
+    assert nmc.upstream.envelope.kind == "data_go_kr"
+    for fx in nmc.fixtures:
+        src = built / "registry/nmc/fixtures/nmc_emergency_rooms" / fx.response
+        assert catalog.fixture_path(nmc.id, fx.response).read_bytes() == src.read_bytes()
+
+
+def test_release_id_is_the_hash_of_every_input(built):
+    lock = json.loads((built / "generated/registry.lock").read_bytes())
+    assert lock["release_id"] == release_id(lock["inputs"])
+    assert json.loads((built / "generated/catalog.json").read_bytes())["release_id"] == lock["release_id"]
+    assert "registry/nmc/fixtures/nmc_emergency_rooms/busan_saha_multi.xml" in lock["inputs"]
+    # One byte of one fixture body changes the release.
+    body = built / "registry/nmc/fixtures/nmc_emergency_rooms/key_not_registered.xml"
+    body.write_bytes(body.read_bytes() + b"\n")
+    plan = b.plan_build(built)
+    assert plan.ok and plan.release_id != lock["release_id"]
+
+
+def test_lock_summarises_each_interface(built):
+    lock = json.loads((built / "generated/registry.lock").read_bytes())
+    nmc = lock["adapters"]["nmc_emergency_rooms"]
+    assert nmc["input_required"] == ["latitude", "longitude"]
+    assert nmc["input_properties"] == ["latitude", "limit", "longitude"]
+    assert "items[].hospital_id" in nmc["output_fields"] and "total_count" in nmc["output_fields"]
+    assert (nmc["primitive"], nmc["tier"], nmc["version"]) == ("find", "live", "1.0.0")
+    assert set(lock["outputs"]) == set(outputs(built)) - {"generated/registry.lock"}
+
+
+def test_preserved_index_cache_survives_the_swap(built):
+    keep = built / "generated/index/whoosh/abc/segment.seg"
+    keep.parent.mkdir(parents=True)
+    keep.write_bytes(b"binary")
+    result = b.build(built, force=True)
+    assert result.plan.ok
+    assert keep.read_bytes() == b"binary"
+    assert "generated/index/whoosh/abc/segment.seg" not in b.drift(built, result.plan.outputs).removed
+
+
+def test_manifest_schema_is_published(built):
+    schema = json.loads((built / "generated/manifest.schema.json").read_bytes())
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert "fixtures" in schema["properties"]
