@@ -146,7 +146,9 @@ class OpenAICompatPlanner:
     # ------------------------------------------------------------------------------ configuration
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> OpenAICompatPlanner:
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, **overrides: Any
+    ) -> OpenAICompatPlanner:
         """Settings from ``UMMAYA_LLM_*`` (API key falls back to ``FRIENDLI_TOKEN``).
 
         A hosted endpoint (the FriendliAI default, any https URL) needs a key; a local server
@@ -189,9 +191,8 @@ class OpenAICompatPlanner:
     def build_messages(self, ctx: PlanContext) -> list[dict[str, Any]]:
         slots = ""
         if ctx.slots:
-            slots = "\nKnown from this session (data, reuse instead of asking again): " + json.dumps(
-                ctx.slots, ensure_ascii=False, sort_keys=True, default=str
-            )
+            known = json.dumps(ctx.slots, ensure_ascii=False, sort_keys=True, default=str)
+            slots = f"\nKnown from this session (data, reuse instead of asking again): {known}"
         system = SYSTEM_PROMPT.format(
             language_rule=LANGUAGE_RULE.get(ctx.language, LANGUAGE_RULE["ko"]),
             now=self._now().astimezone(KST).strftime("%Y-%m-%d %H:%M (%A) KST"),
@@ -232,8 +233,8 @@ class OpenAICompatPlanner:
         return body
 
     def _headers(self) -> dict[str, str]:
-        h = {"Content-Type": "application/json", "Accept": "text/event-stream" if self.stream
-             else "application/json"}
+        accept = "text/event-stream" if self.stream else "application/json"
+        h = {"Content-Type": "application/json", "Accept": accept}
         if self.api_key:
             h["Authorization"] = f"Bearer {self.api_key}"
         h.update(self.extra_headers)
@@ -361,7 +362,9 @@ class OpenAICompatPlanner:
                     "provider_bad_response", f"stream chunk is not JSON: {data[:200]!r}"
                 ) from None
             if not isinstance(obj, dict):
-                raise ProviderError("provider_bad_response", f"stream chunk is not an object: {data[:200]!r}")
+                raise ProviderError(
+                    "provider_bad_response", f"stream chunk is not an object: {data[:200]!r}"
+                )
             if obj.get("error") is not None or obj.get("object") == "error":
                 raise _body_error(obj, self.model)
             if isinstance(obj.get("usage"), dict):
@@ -563,16 +566,22 @@ def _classify(status: int, message: str, model: str, retry_after: float | None) 
         if any(w in low for w in _MODEL_WORDS) and any(w in low for w in _NOT_FOUND_WORDS):
             return ProviderError("provider_capability", f"model {model!r} is not served ({detail})")
         if any(w in low for w in _CONTEXT_WORDS):
-            return ProviderError("provider_capability", f"the request exceeds the model's context ({detail})")
+            return ProviderError(
+                "provider_capability", f"the request exceeds the model's context ({detail})"
+            )
         if status == 404:
             return ProviderError(
                 "provider_unavailable",
                 f"no chat-completions endpoint there; check {ENV_BASE_URL} ({detail})",
             )
-        return ProviderError("provider_bad_response", f"the provider rejected the request ({detail})")
+        return ProviderError(
+            "provider_bad_response", f"the provider rejected the request ({detail})"
+        )
     if status >= 500:
         return ProviderError(
-            "provider_unavailable", f"the provider is unavailable ({detail})", retry_after=retry_after
+            "provider_unavailable",
+            f"the provider is unavailable ({detail})",
+            retry_after=retry_after,
         )
     return ProviderError("provider_bad_response", f"unexpected reply ({detail})")
 
@@ -584,7 +593,7 @@ def _http_error(
 
 
 def _body_error(obj: dict[str, Any], model: str) -> ProviderError:
-    """An error object inside a 200 reply or a stream chunk (vLLM/Friendli send these mid-stream)."""
+    """An error object inside a 200 reply or a stream chunk (vLLM sends these mid-stream)."""
     err = obj.get("error") if isinstance(obj.get("error"), dict) else obj
     code = err.get("code") if isinstance(err, dict) else None
     status = code if isinstance(code, int) and 400 <= code <= 599 else 0
