@@ -1,0 +1,510 @@
+"""The ASGI app (FastAPI): health, releases, traces, ``POST /v1/retrieve`` and ``POST /v1/answer``.
+
+    uvicorn --factory ummaya.runtime.serve.app:app_from_env      # what `ummaya serve` runs
+
+Settings come from the environment (``ServeSettings.from_env``) so that every uvicorn worker
+process builds the same app: ``UMMAYA_DATABASE_URL`` (default SQLite under ``UMMAYA_HOME``),
+``UMMAYA_GENERATED`` (the build published at start-up when the default alias points nowhere),
+``UMMAYA_DEFAULT_ALIAS`` (``production``), ``UMMAYA_AUTO_PUBLISH`` (on), ``UMMAYA_MAX_BODY_BYTES``
+(65536), ``UMMAYA_TRACE_PURGE_INTERVAL_S`` (3600), the trace retention policy
+(``UMMAYA_TRACES``, ``UMMAYA_TRACE_RAW_TEXT``, ``UMMAYA_TRACE_TTL_DAYS``) and the model provider
+(``UMMAYA_LLM_*``, only for ``generation.planner = "openai"``). See docs/serving.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ummaya.runtime.store.models import RetentionPolicy, Trace, new_trace_id, utcnow
+
+from . import models as M
+from .errors import CODES, ApiError, error_body, status_of
+from .pipeline import (
+    ApiEvent,
+    RequestState,
+    answer_events,
+    fold,
+    language_of,
+    prepare,
+    retrieve_result,
+)
+from .releases import DEFAULT_ALIAS, ReleaseCache, ensure_default_release
+
+log = logging.getLogger("ummaya.serve")
+
+SSE_MEDIA = "text/event-stream"
+MAX_BODY_BYTES = 64 * 1024
+
+
+def _env_on(value: str | None, default: bool = True) -> bool:
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() not in ("0", "off", "false", "no")
+
+
+@dataclass
+class ServeSettings:
+    database_url: str | None = None  # None: open_store's default (UMMAYA_DATABASE_URL or SQLite)
+    generated: Path | None = None
+    default_alias: str = DEFAULT_ALIAS
+    auto_publish: bool = True
+    max_body_bytes: int = MAX_BODY_BYTES
+    purge_interval_s: float = 3600.0
+    release_cache: Path | None = None
+    project_id: str = "default"
+    knowledge_base_id: str = "registry"
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> ServeSettings:
+        env = dict(os.environ if env is None else env)
+        gen = env.get("UMMAYA_GENERATED")
+        if gen is None:
+            from ummaya.paths import generated_dir
+
+            generated: Path | None = generated_dir()
+        else:
+            generated = Path(gen)
+        return cls(
+            database_url=env.get("UMMAYA_DATABASE_URL") or None,
+            generated=generated,
+            default_alias=env.get("UMMAYA_DEFAULT_ALIAS") or DEFAULT_ALIAS,
+            auto_publish=_env_on(env.get("UMMAYA_AUTO_PUBLISH")),
+            max_body_bytes=int(env.get("UMMAYA_MAX_BODY_BYTES") or MAX_BODY_BYTES),
+            purge_interval_s=float(env.get("UMMAYA_TRACE_PURGE_INTERVAL_S") or 3600),
+            release_cache=Path(env["UMMAYA_RELEASE_CACHE"]) if env.get("UMMAYA_RELEASE_CACHE") else None,
+            project_id=env.get("UMMAYA_PROJECT_ID") or "default",
+            knowledge_base_id=env.get("UMMAYA_KNOWLEDGE_BASE_ID") or "registry",
+            retention=RetentionPolicy.from_env(env),
+        )
+
+
+class Service:
+    """What the routes share: settings, the store, loaded releases, planners."""
+
+    def __init__(self, settings: ServeSettings, store: Any = None, *, dispatcher_factory: Any = None):
+        from ummaya.runtime.store import open_store
+
+        self.settings = settings
+        self.store = store if store is not None else open_store(settings.database_url, policy=settings.retention)
+        if settings.release_cache is not None:
+            cache_root = settings.release_cache
+        else:
+            from ummaya.paths import state_dir
+
+            cache_root = state_dir() / "releases"
+        self.releases = ReleaseCache(self.store, cache_root, dispatcher_factory=dispatcher_factory)
+        self._planners: dict[tuple[Any, ...], Any] = {}
+        self.purged = 0
+
+    # -- start-up
+    def startup(self) -> None:
+        if self.settings.auto_publish:
+            published = ensure_default_release(self.store, self.settings.generated, self.settings.default_alias)
+            if published:
+                log.info("published %s as %s (no release was active)", published, self.settings.default_alias)
+        self.purged += self.store.purge_expired()
+        release = self.store.resolve(self.settings.default_alias)
+        if release is not None:
+            try:
+                self.releases.load(release)
+            except ApiError as exc:
+                log.error("cannot load release %s: %s", release.release_id, exc.message)
+
+    def active(self) -> Any:
+        release = self.store.resolve(self.settings.default_alias)
+        if release is None or self.releases.loaded(release.release_id) is None:
+            return release, False
+        return release, True
+
+    # -- planners
+    def planner_for(self, gen: M.Generation) -> Any:
+        if gen.planner == "offline":
+            key: tuple[Any, ...] = ("offline",)
+            if key not in self._planners:
+                from ummaya.runtime.plan.offline import OfflinePlanner
+
+                self._planners[key] = OfflinePlanner()
+            return self._planners[key]
+        from ummaya.runtime.plan.base import ProviderError
+        from ummaya.runtime.plan.openai_compat import ENV_BASE_URL, OpenAICompatPlanner
+
+        overrides: dict[str, Any] = {}
+        if gen.temperature is not None:
+            overrides["temperature"] = gen.temperature
+        if gen.max_tokens is not None:
+            overrides["max_tokens"] = gen.max_tokens
+        if gen.timeout_s is not None:
+            overrides["timeout_s"] = gen.timeout_s
+            overrides["total_timeout_s"] = gen.timeout_s * 4
+        env = dict(os.environ)
+        if gen.model:
+            env["UMMAYA_LLM_MODEL"] = gen.model
+        key = ("openai", env.get(ENV_BASE_URL), env.get("UMMAYA_LLM_MODEL"), env.get("UMMAYA_LLM_TIMEOUT_S"),
+               tuple(sorted(overrides.items())))
+        planner = self._planners.get(key)
+        if planner is None:
+            try:
+                planner = OpenAICompatPlanner.from_env(env, **overrides)
+            except ProviderError as exc:
+                raise ApiError(exc.code if exc.code in CODES else "provider_config", exc.message) from None
+            if len(self._planners) > 64:
+                self._planners.clear()
+            self._planners[key] = planner
+        return planner
+
+    # -- traces
+    def _trace(self, state: RequestState, result: Any, events: list[Any]) -> Trace:
+        meta: dict[str, Any] = {"endpoint": state.endpoint, "rerank": state.rerank}
+        if state.error:
+            meta["error"] = state.error
+        calls: list[dict[str, Any]] = []
+        answer = None
+        if result is not None:
+            meta.update({"candidates": result.candidates, "usage": result.usage,
+                         "language": result.language, "layer": result.layer})
+            calls, answer = result.calls, result.answer
+        return Trace(
+            trace_id=state.trace_id, created_at=state.received_wall, release_id=state.release_id,
+            release_alias=state.release_alias,
+            session_id=(result.session_id if result is not None else state.session_id),
+            stop_reason=(result.stop_reason if result is not None else None),
+            states=state.states(), timings=state.timings(), request_text=state.query,
+            answer_text=answer, events=[e.model_dump() for e in events], calls=calls, meta=meta,
+        )
+
+    def write_trace_sync(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
+        try:
+            self.store.put_trace(self._trace(state, result, events or []), self.settings.retention)
+        except Exception:  # a trace must never turn an answer into a failure
+            log.exception("could not store trace %s", state.trace_id)
+
+    async def write_trace(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
+        await asyncio.to_thread(self.write_trace_sync, state, result, events)
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def sse_frame(e: ApiEvent) -> bytes:
+    return f"id: {e.seq}\nevent: {e.event}\ndata: {_dumps(e.data)}\n\n".encode()
+
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def error_response(code: str, message: str, trace_id: str | None, *, stream: bool = False,
+                   status: int | None = None) -> Response:
+    status = status or status_of(code)
+    body = error_body(code, message, trace_id)
+    if stream:
+        frames = (sse_frame(ApiEvent(0, "metadata", {"trace_id": trace_id, "release": None}))
+                  + sse_frame(ApiEvent(1, "error", body)))
+        return Response(frames, status_code=status, media_type=SSE_MEDIA, headers=SSE_HEADERS)
+    return Response(_dumps(body).encode(), status_code=status, media_type="application/json")
+
+
+# -- the app -----------------------------------------------------------------------------------------
+
+class BodyLimit:
+    """Pure ASGI: bodies over the limit get 413 ``payload_too_large`` without being parsed; a
+    non-JSON content type on the API's POST routes gets 415. The body is buffered (it is small)."""
+
+    def __init__(self, app: Any, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        trace_id = new_trace_id()
+
+        async def reject(code: str, message: str) -> None:
+            resp = error_response(code, message, trace_id)
+            await resp(scope, receive, send)
+
+        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+            return await reject("unsupported_media_type", f"content type {ctype!r}; send application/json")
+        declared = headers.get("content-length")
+        if declared is not None:
+            try:
+                if int(declared) > self.limit:
+                    return await reject("payload_too_large", f"the body has {declared} bytes; the limit is {self.limit}")
+            except ValueError:
+                return await reject("invalid_request", "bad Content-Length")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.limit:
+                return await reject("payload_too_large", f"the body is over {self.limit} bytes")
+            chunks.append(body)
+            if not message.get("more_body"):
+                break
+        data = b"".join(chunks)
+        if data.strip():
+            try:
+                json.loads(data)
+            except ValueError:
+                return await reject("invalid_json", "the body is not valid JSON")
+        if not ctype:  # a body without a content type is read as JSON
+            scope = dict(scope)
+            scope["headers"] = [*scope["headers"], (b"content-type", b"application/json")]
+        delivered = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": data, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def create_app(settings: ServeSettings | None = None, *, store: Any = None,
+               dispatcher_factory: Any = None) -> FastAPI:
+    settings = settings or ServeSettings.from_env()
+    holder: dict[str, Service] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service = Service(settings, store, dispatcher_factory=dispatcher_factory)
+        await asyncio.to_thread(service.startup)
+        holder["service"] = service
+        app.state.service = service
+        purger = asyncio.create_task(_purge_loop(service))
+        try:
+            yield
+        finally:
+            purger.cancel()
+            with contextlib.suppress(BaseException):
+                await purger
+            if store is None:
+                service.store.close()
+
+    app = FastAPI(
+        title="UMMAYA serving API", version="1",
+        description=("Retrieve adapters and answer citizens' requests for Korean public-service "
+                     "outcomes from a published release. Errors everywhere: "
+                     '`{"error": {"code", "message", "trace_id"}}`; codes in docs/serving.md.'),
+        lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None,
+    )
+
+    def svc(request: Request) -> Service:
+        return request.app.state.service
+
+    def wants_stream(body: Any) -> bool:
+        return isinstance(body, dict) and body.get("stream") is True
+
+    async def record_failure(request: Request, state: RequestState | None, code: str, message: str,
+                             stream: bool) -> Response:
+        trace_id = state.trace_id if state else new_trace_id()
+        service = getattr(request.app.state, "service", None)
+        if service is not None and request.url.path in ("/v1/answer", "/v1/retrieve"):
+            if state is None:
+                state = RequestState(request.url.path.rsplit("/", 1)[-1], trace_id, utcnow())
+                state.mark("received")
+            state.error = {"code": code, "message": message}
+            state.mark("failed")
+            await service.write_trace(state)
+        return error_response(code, message, trace_id, stream=stream)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return await record_failure(request, None, "invalid_json", "the body is not valid JSON", False)
+        first = errors[0] if errors else {}
+        loc = ".".join(str(x) for x in first.get("loc", ()) if x != "body") or "body"
+        return await record_failure(request, None, "invalid_request",
+                                    f"{loc}: {first.get('msg', 'invalid')}", wants_stream(exc.body))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
+        resp = error_response(code, str(exc.detail), None, status=exc.status_code)
+        if exc.headers:
+            resp.headers.update(exc.headers)
+        return resp
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error")
+        return error_response("internal_error", "an unexpected server error", None)
+
+    # -- routes ----------------------------------------------------------------------------------
+
+    errors = {s: {"model": M.ErrorResponse, "description": d} for s, d in (
+        (400, "invalid_json"), (404, "release_not_found, knowledge_base_not_found"),
+        (413, "payload_too_large"), (415, "unsupported_media_type"),
+        (422, "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter, unknown_adapter"),
+        (500, "internal_error"), (502, "provider_* / adapter_error"),
+        (503, "provider_unavailable, channel_unavailable, credential_missing, release_unavailable"),
+        (504, "provider_timeout"))}
+
+    @app.get("/healthz", response_model=M.Health, tags=["ops"])
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", response_model=M.Health, tags=["ops"],
+             responses={503: {"model": M.ErrorResponse, "description": "not_ready"}})
+    async def readyz(request: Request) -> Any:
+        service = svc(request)
+        release, ready = await asyncio.to_thread(service.active)
+        if not ready:
+            why = ("no release behind alias " + repr(service.settings.default_alias)) if release is None \
+                else f"release {release.release_id} is not loaded"
+            return error_response("not_ready", why, None)
+        return {"status": "ready", "release": {"id": release.release_id, "alias": service.settings.default_alias}}
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi() -> Response:
+        return Response(openapi_bytes(app), media_type="application/json")
+
+    @app.get("/v1/releases", response_model=M.ReleasesResponse, tags=["releases"])
+    async def releases(request: Request) -> dict[str, Any]:
+        service = svc(request)
+
+        def read() -> dict[str, Any]:
+            aliases = service.store.aliases()
+            by_release: dict[str, list[str]] = {}
+            for a, rid in aliases.items():
+                by_release.setdefault(rid, []).append(a)
+            rows = []
+            for r in service.store.list_releases():
+                d = r.to_dict()
+                rows.append({k: d[k] for k in ("release_id", "created_at", "catalog_sha256",
+                                               "retrieval_policy", "meta")}
+                            | {"aliases": sorted(by_release.get(r.release_id, []))})
+            return {"releases": rows, "aliases": aliases, "default_alias": service.settings.default_alias}
+
+        return await asyncio.to_thread(read)
+
+    @app.get("/v1/traces/{trace_id}", response_model=M.TraceResponse, tags=["traces"],
+             responses={404: {"model": M.ErrorResponse, "description": "trace_not_found"}})
+    async def trace(request: Request, trace_id: str) -> Any:
+        service = svc(request)
+        t = await asyncio.to_thread(service.store.get_trace, trace_id)
+        if t is None:
+            return error_response("trace_not_found", f"no trace {trace_id!r}", trace_id)
+        return Response(_dumps(t.to_dict()).encode(), media_type="application/json")
+
+    sse_doc = {"content": {SSE_MEDIA: {"schema": {"type": "string", "description": (
+        "Server-sent events: metadata, then evidence / tool_call / tool_result / permission / "
+        "delta as the turn goes, then exactly one completed or error. Every event has an id.")}}}}
+
+    @app.post("/v1/retrieve", response_model=M.RetrieveResponse, tags=["pipeline"],
+              responses={200: sse_doc, **errors})
+    async def retrieve(request: Request, body: M.RetrieveRequest) -> Any:
+        service = svc(request)
+        state = RequestState("retrieve", new_trace_id(), utcnow())
+        state.mark("received")
+        try:
+            p = await prepare(service, body, state, answer=False)
+            result = retrieve_result(service, p, language_of(p.query))
+        except ApiError as exc:
+            return await record_failure(request, state, exc.code, exc.message, body.stream)
+        await service.write_trace(state)
+        if body.stream:
+            frames = [ApiEvent(0, "metadata", {"trace_id": result["trace_id"], "release": result["release"]})]
+            frames += [ApiEvent(i + 1, "candidate", c) for i, c in enumerate(result["candidates"])]
+            frames.append(ApiEvent(len(frames), "completed", {"trace_id": result["trace_id"],
+                                                              "dropped": result["dropped"],
+                                                              "policy": result["policy"]}))
+            return Response(b"".join(sse_frame(f) for f in frames), media_type=SSE_MEDIA, headers=SSE_HEADERS)
+        return Response(_dumps(result).encode(), media_type="application/json")
+
+    @app.post("/v1/answer", response_model=M.AnswerResponse, tags=["pipeline"],
+              responses={200: sse_doc, **errors})
+    async def answer(request: Request, body: M.AnswerRequest) -> Any:
+        service = svc(request)
+        state = RequestState("answer", new_trace_id(), utcnow())
+        state.mark("received")
+        try:
+            p = await prepare(service, body, state, answer=True)
+        except ApiError as exc:
+            return await record_failure(request, state, exc.code, exc.message, body.stream)
+        if body.stream:
+            async def frames() -> AsyncIterator[bytes]:
+                async for e in answer_events(service, p):
+                    yield sse_frame(e)
+
+            return StreamingResponse(frames(), media_type=SSE_MEDIA, headers=SSE_HEADERS)
+        events = [e async for e in answer_events(service, p)]
+        ok, err = fold(events)
+        if err is not None:
+            return Response(_dumps(err).encode(), status_code=status_of(err["error"]["code"]),
+                            media_type="application/json")
+        return Response(_dumps(ok).encode(), media_type="application/json")
+
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    return app
+
+
+async def _purge_loop(service: Service) -> None:
+    interval = max(1.0, service.settings.purge_interval_s)
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            service.purged += await asyncio.to_thread(service.store.purge_expired)
+        except Exception:
+            log.exception("trace purge failed")
+
+
+def openapi_document(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document, with the error codes table attached."""
+    from fastapi.openapi.utils import get_openapi
+
+    doc = get_openapi(title=app.title, version=app.version, description=app.description,
+                      routes=app.routes)
+    doc["x-error-codes"] = {c: {"status": s, "meaning": m} for c, (s, m) in sorted(CODES.items())}
+    # FastAPI documents its own 422 shape; ours is the one error shape. A request that asked for a
+    # stream gets its error as an SSE body (metadata, then error) with the same status.
+    err = {"$ref": "#/components/schemas/ErrorResponse"}
+    for route, path in doc.get("paths", {}).items():
+        for op in path.values():
+            for status, resp in op.get("responses", {}).items():
+                if status == "422":
+                    resp["description"] = errors_422
+                if status[0] in "45":
+                    resp["content"] = {"application/json": {"schema": err}}
+                    if route in ("/v1/answer", "/v1/retrieve") and status not in ("400", "413", "415"):
+                        resp["content"][SSE_MEDIA] = {"schema": {"type": "string"}}
+    for name in ("HTTPValidationError", "ValidationError"):
+        doc.get("components", {}).get("schemas", {}).pop(name, None)
+    return doc
+
+
+errors_422 = "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter, unknown_adapter"
+
+
+def openapi_bytes(app: Any) -> bytes:
+    return (json.dumps(openapi_document(app), ensure_ascii=False, sort_keys=True, indent=2) + "\n").encode()
+
+
+def app_from_env() -> Any:
+    """The uvicorn factory: ``uvicorn --factory ummaya.runtime.serve.app:app_from_env``."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    return create_app(ServeSettings.from_env())

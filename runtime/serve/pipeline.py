@@ -1,0 +1,421 @@
+"""One request through the pipeline: received → resolved → retrieving → reranking → generating →
+completed | failed, as one sequence of API events that both response modes are built from.
+
+``prepare`` does everything that can refuse a request before it starts (release resolution,
+retrieval policy, query normalisation, consents, planner configuration) and raises ``ApiError``.
+``answer_events`` then runs the turn and yields ``ApiEvent``s — ``metadata`` first, ``evidence``,
+``tool_call``, ``tool_result`` and ``permission`` as the turn goes, ``delta``s, and exactly one
+terminal ``completed`` or ``error``. The SSE response writes them as they come; the JSON response
+folds the same events (answer = the concatenated deltas), so the two cannot disagree.
+
+The turn engine (runtime/turn.py) is used as is, wrapped rather than changed:
+
+* a per-request retriever wrapper asks the release's retriever for the rerank *pool*, reranks it
+  and applies the budget (rerank.py), and records the retrieving/reranking/generating states;
+* a planner wrapper forwards a provider's streamed text the moment it arrives (the engine itself
+  yields a planner's deltas only after the planner returns); the engine's own copies of those
+  deltas are then recognised and not sent twice;
+* ``_save_trace`` is replaced by this module's writer, which adds the serving states, the release
+  alias, the rerank report and the public error code, and writes off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ummaya.runtime.context import RequestError, clean_request, detect_language
+from ummaya.runtime.turn import TurnEngine, TurnRequest
+
+from .errors import UPSTREAM_STOPS, ApiError, provider_error
+from .rerank import apply_budget, rerank
+
+log = logging.getLogger("ummaya.serve")
+
+PRIMITIVES = ("locate", "find", "check", "send")
+TIERS = ("live", "mock", "handoff")
+MAX_FILTER_VALUES = 16
+MAX_FILTER_CHARS = 100
+
+
+@dataclass
+class ApiEvent:
+    seq: int
+    event: str
+    data: dict[str, Any]
+
+
+@dataclass
+class RequestState:
+    """What the serving layer knows about one request; becomes the stored trace."""
+
+    endpoint: str
+    trace_id: str
+    received_wall: datetime
+    t0: float = field(default_factory=time.perf_counter)
+    marks: list[tuple[str, float]] = field(default_factory=list)
+    release_id: str | None = None
+    release_alias: str | None = None
+    query: str | None = None
+    session_id: str | None = None
+    rerank: dict[str, Any] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+
+    def mark(self, state: str) -> None:
+        if not self.marks or self.marks[-1][0] != state:
+            self.marks.append((state, time.perf_counter()))
+
+    def ms_since_start(self, t: float) -> float:
+        return round((t - self.t0) * 1000, 3)
+
+    def states(self) -> list[dict[str, Any]]:
+        return [{"state": s, "at": (self.received_wall + timedelta(seconds=t - self.t0)).isoformat()}
+                for s, t in self.marks]
+
+    def timings(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        at = {s: t for s, t in self.marks}
+        pairs = (("resolve_ms", "received", "resolved"), ("retrieve_ms", "retrieving", "reranking"),
+                 ("rerank_ms", "reranking", None), ("generate_ms", "generating", None))
+        order = [s for s, _ in self.marks]
+        for name, a, b in pairs:
+            if a not in at:
+                continue
+            if b is None:
+                i = order.index(a)
+                nxt = self.marks[i + 1][1] if i + 1 < len(self.marks) else time.perf_counter()
+                out[name] = round((nxt - at[a]) * 1000, 3)
+            elif b in at:
+                out[name] = round((at[b] - at[a]) * 1000, 3)
+        end = self.marks[-1][1] if self.marks else time.perf_counter()
+        out["total_ms"] = round((end - self.t0) * 1000, 3)
+        return out
+
+
+@dataclass
+class Prepared:
+    state: RequestState
+    loaded: Any  # releases.LoadedRelease
+    query: str
+    top_k: int
+    filters: dict[str, Any] | None
+    planner: Any = None
+    turn: TurnRequest | None = None
+
+
+# -- the engine, wrapped ---------------------------------------------------------------------------
+
+class RerankingRetriever:
+    """The release's retriever, asked for the rerank pool, reranked, and cut to the budget."""
+
+    def __init__(self, loaded: Any, state: RequestState, top_k: int):
+        self.loaded, self.state, self.top_k = loaded, state, top_k
+
+    def search(self, query: str, *, top_k: int = 5, filters: dict | None = None,
+               context_slots: frozenset[str] = frozenset()) -> list[Any]:
+        self.state.mark("retrieving")
+        budget = self.loaded.policy.rerank
+        pool = self.loaded.retriever.search(query, top_k=max(budget.pool, self.top_k),
+                                            filters=filters, context_slots=context_slots)
+        self.state.mark("reranking")
+        by_id = {c.adapter_id: c for c in pool}
+        ranked = rerank(query, [c.model_dump() for c in pool], self.loaded.facts, frozenset(context_slots))
+        kept, dropped = apply_budget(ranked, self.loaded.facts, top_k=self.top_k,
+                                     max_candidates=budget.max_candidates,
+                                     max_tool_tokens=budget.max_tool_tokens)
+        self.state.scores = {r.adapter_id: r.score for r in ranked}
+        self.state.rerank = {
+            "pool": len(pool), "kept": [r.adapter_id for r in kept], "dropped": dropped,
+            "ranked": [{"adapter_id": r.adapter_id, "rank": r.rank, "score": r.score,
+                        "text_score": r.text_score, "signals": r.signals} for r in ranked],
+        }
+        if kept:
+            self.state.mark("generating")
+        return [by_id[r.adapter_id].model_copy(update={"score": r.score}) for r in kept]
+
+
+class LivePlanner:
+    """Forwards a provider's streamed text as it arrives (see the module docstring)."""
+
+    def __init__(self, inner: Any, live: Any):
+        self.inner, self.live = inner, live
+        self.name = inner.name
+
+    async def plan(self, ctx: Any, on_delta: Any = None) -> Any:
+        def both(text: str) -> None:
+            if on_delta is not None:
+                on_delta(text)
+            self.live(text)
+
+        return await self.inner.plan(ctx, on_delta=both)
+
+
+class ServeTurnEngine(TurnEngine):
+    def _save_trace(self, *args: Any, **kwargs: Any) -> None:  # the serving layer writes traces
+        return None
+
+
+# -- preparing a request ---------------------------------------------------------------------------
+
+def check_filters(filters: dict[str, Any] | None, allowed: list[str]) -> dict[str, Any] | None:
+    if not filters:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in filters.items():
+        if key not in allowed:
+            raise ApiError("unknown_filter", f"unknown filter '{key}' (this release allows: "
+                           f"{', '.join(allowed) or 'none'})")
+        if value is None:
+            continue
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ApiError("invalid_filter", f"filter '{key}' must be a string or a list of strings")
+        if not values or len(values) > MAX_FILTER_VALUES:
+            raise ApiError("invalid_filter", f"filter '{key}' needs 1 to {MAX_FILTER_VALUES} values")
+        for v in values:
+            if not v.strip() or len(v) > MAX_FILTER_CHARS:
+                raise ApiError("invalid_filter", f"filter '{key}' has an empty or over-long value")
+        known = {"primitive": PRIMITIVES, "tier": TIERS}.get(key)
+        if known is not None:
+            bad = [v for v in values if v not in known]
+            if bad:
+                raise ApiError("invalid_filter", f"filter '{key}': {', '.join(map(repr, bad))} is "
+                               f"not one of {', '.join(known)}")
+        out[key] = value
+    return out or None
+
+
+def resolve(service: Any, state: RequestState, alias: str) -> Any:
+    """Alias or id → stored release; no fallback."""
+    release = service.store.resolve(alias)
+    if release is None:
+        raise ApiError("release_not_found", f"no release or alias {alias!r} "
+                       f"(GET /v1/releases lists them)")
+    state.release_id, state.release_alias = release.release_id, release.alias
+    return release
+
+
+async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) -> Prepared:
+    if req.project_id != service.settings.project_id or req.knowledge_base_id != service.settings.knowledge_base_id:
+        raise ApiError("knowledge_base_not_found",
+                       f"this server serves project {service.settings.project_id!r}, knowledge "
+                       f"base {service.settings.knowledge_base_id!r}")
+    release = resolve(service, state, req.release_alias)
+    loaded = await service.releases.aload(release)
+    state.mark("resolved")
+    policy = loaded.policy
+    raw_filters = req.filters.model_dump(exclude_none=True) if req.filters is not None else None
+    if req.filters is not None and req.filters.model_extra:
+        raw_filters = {**(raw_filters or {}), **req.filters.model_extra}
+    filters = check_filters(raw_filters, policy.allowed_filters)
+    top_k = min(req.top_k or policy.default_top_k, policy.max_top_k)
+    try:
+        query = clean_request(req.query)
+    except RequestError as exc:
+        raise ApiError(exc.code, exc.message) from None
+    state.query = query
+    prepared = Prepared(state, loaded, query, top_k, filters)
+    if answer:
+        unknown = [a for a in req.consents if a not in loaded.catalog.adapters]
+        if unknown:
+            raise ApiError("unknown_adapter", f"consent for unknown adapter(s): {', '.join(unknown)}")
+        prepared.planner = service.planner_for(req.generation)
+        prepared.turn = TurnRequest(query, session_id=req.session_id, mode=req.mode,
+                                    consents=tuple(req.consents), top_k=top_k, filters=filters)
+    return prepared
+
+
+# -- retrieve --------------------------------------------------------------------------------------
+
+def retrieve_result(service: Any, p: Prepared, language: str) -> dict[str, Any]:
+    retriever = RerankingRetriever(p.loaded, p.state, p.top_k)
+    kept = retriever.search(p.query, top_k=p.top_k, filters=p.filters)
+    cands = []
+    ranked = {r["adapter_id"]: r for r in p.state.rerank.get("ranked", [])}
+    for i, c in enumerate(kept):
+        m = p.loaded.catalog.get(c.adapter_id)
+        from ummaya.runtime.project import citation_of
+
+        r = ranked.get(c.adapter_id, {})
+        cands.append({
+            "rank": i + 1, "score": c.score,
+            "content": {"title": getattr(m.title, language), "summary": getattr(m.summary, language)},
+            "citation": citation_of(m),
+            "metadata": {"adapter_id": m.id, "primitive": m.primitive, "tier": m.tier,
+                         "domain": c.domain, "agency": c.agency, "text_score": c.text_score,
+                         "coverage": c.coverage, "signals": r.get("signals", {}),
+                         "requires": sorted(m.requires), "provides": sorted(m.provides)},
+        })
+    p.state.mark("completed")
+    return {"trace_id": p.state.trace_id,
+            "release": {"id": p.state.release_id, "alias": p.state.release_alias},
+            "candidates": cands, "dropped": p.state.rerank.get("dropped", []),
+            "policy": p.loaded.policy.model_dump(mode="json")}
+
+
+# -- answer ----------------------------------------------------------------------------------------
+
+async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
+    """The turn as API events; never raises (failures end in an ``error`` event)."""
+    state = p.state
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    results: list[Any] = []
+    seen_events: list[Any] = []
+    planner = LivePlanner(p.planner, lambda text: queue.put_nowait(("live", text)))
+    engine = ServeTurnEngine(p.loaded.catalog, RerankingRetriever(p.loaded, state, p.top_k),
+                             p.loaded.dispatcher, planner, store=service.store,
+                             retention=service.settings.retention,
+                             widen_providers=p.loaded.policy.rerank.widen)
+
+    async def drive() -> None:
+        try:
+            async for e in engine.run(p.turn, sink=results.append):
+                queue.put_nowait(("engine", e))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - reported as internal_error, logged
+            queue.put_nowait(("exc", exc))
+        finally:
+            queue.put_nowait(("end", None))
+
+    seq = 0
+
+    def ev(name: str, data: dict[str, Any]) -> ApiEvent:
+        nonlocal seq
+        e = ApiEvent(seq, name, data)
+        seq += 1
+        return e
+
+    pending_live: collections.deque[str] = collections.deque()
+    call_ids: dict[str, str] = {}
+    primitive = {m.id: m.primitive for m in p.loaded.catalog.adapters.values()}
+    provider_err: dict[str, str] | None = None
+    crash: BaseException | None = None
+    n_evidence = 0
+    finished = False
+    meta_sent = False
+    task = asyncio.create_task(drive())
+    try:
+        while True:
+            kind, item = await queue.get()
+            if kind == "end":
+                break
+            if kind == "exc":
+                crash = item
+                continue
+            if kind == "live":
+                pending_live.append(item)
+                yield ev("delta", {"text": item})
+                continue
+            e = item
+            seen_events.append(e)
+            t, d = e.type, e.data
+            if t == "turn_started":
+                meta_sent = True
+                state.trace_id = d["trace_id"]
+                state.session_id = d.get("session_id")
+                yield ev("metadata", {"trace_id": state.trace_id,
+                                      "release": {"id": state.release_id, "alias": state.release_alias},
+                                      "session_id": d.get("session_id"), "language": d.get("language"),
+                                      "planner": d.get("planner"), "mode": d.get("mode")})
+            elif t == "delta":
+                if pending_live and pending_live[0] == d["text"]:
+                    pending_live.popleft()
+                    continue
+                yield ev("delta", {"text": d["text"]})
+            elif t == "permission":
+                yield ev("permission", {"adapter_id": d["adapter_id"], "gate": d["gate"],
+                                        "decision": d["decision"]})
+            elif t == "call_started":
+                call_ids[d["adapter_id"]] = d["call_id"]
+                yield ev("tool_call", {"call_id": d["call_id"], "adapter_id": d["adapter_id"],
+                                       "primitive": d["primitive"], "tier": d["tier"],
+                                       "arguments": d["arguments"]})
+            elif t == "call_finished":
+                yield ev("tool_result", {k: d.get(k) for k in ("call_id", "adapter_id", "tier", "status",
+                                                                "latency_ms", "fixture", "error")})
+            elif t == "evidence":
+                n_evidence += 1
+                aid = d["adapter_id"]
+                yield ev("evidence", {
+                    "rank": n_evidence, "score": state.scores.get(aid), "content": d.get("summary") or {},
+                    "citation": d.get("citation") or {},
+                    "metadata": {"evidence_id": d["evidence_id"], "call_id": call_ids.get(aid),
+                                 "adapter_id": aid, "primitive": primitive.get(aid), "tier": d["tier"],
+                                 "status": d["status"], "freshness": d.get("freshness")}})
+            elif t == "error":
+                provider_err = {"code": d.get("code", ""), "message": d.get("message", "")}
+        result = results[0] if results else None
+        if crash is not None or result is None:
+            if crash is not None:
+                log.error("turn crashed", exc_info=crash)
+            state.error = {"code": "internal_error", "message": "the turn failed unexpectedly"}
+        elif result.error or provider_err:
+            err = result.error or provider_err or {}
+            code, message = provider_error(err.get("code", ""), err.get("message", ""))
+            state.error = {"code": code, "message": message, "provider_code": err.get("code")}
+        elif result.stop_reason in UPSTREAM_STOPS:
+            detail = next((c["error"] for c in reversed(result.calls) if c.get("error")), None)
+            state.error = {"code": result.stop_reason,
+                           "message": result.answer.strip() or result.stop_reason,
+                           "upstream": detail}
+        state.mark("failed" if state.error else "completed")
+        await service.write_trace(state, result, seen_events)
+        finished = True
+        if not meta_sent:
+            yield ev("metadata", {"trace_id": state.trace_id,
+                                  "release": {"id": state.release_id, "alias": state.release_alias}})
+        if state.error:
+            yield ev("error", {"error": {"code": state.error["code"], "message": state.error["message"],
+                                         "trace_id": state.trace_id}})
+        else:
+            yield ev("completed", {"trace_id": state.trace_id, "stop_reason": result.stop_reason,
+                                   "layer": result.layer, "usage": usage_of(result),
+                                   "calls": result.calls, "session_id": result.session_id,
+                                   "language": result.language})
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        if not finished:  # the client went away (or we were cancelled) mid-turn
+            state.error = state.error or {"code": "client_disconnected",
+                                          "message": "the client disconnected before the answer completed"}
+            state.mark("failed")
+            service.write_trace_sync(state, results[0] if results else None, seen_events)
+
+
+def usage_of(result: Any) -> dict[str, int]:
+    u = {k: int(v) for k, v in (result.usage or {}).items()}
+    for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        u.setdefault(k, 0)
+    return u
+
+
+def fold(events: list[ApiEvent]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The JSON answer from the very events a stream sends: (answer, None) or (None, error)."""
+    meta = next(e.data for e in events if e.event == "metadata")
+    last = events[-1]
+    if last.event == "error":
+        return None, last.data
+    done = last.data
+    return {
+        "trace_id": meta["trace_id"], "release": meta["release"],
+        "evidence": [e.data for e in events if e.event == "evidence"],
+        "calls": done["calls"],
+        "answer": "".join(e.data["text"] for e in events if e.event == "delta"),
+        "stop_reason": done["stop_reason"], "usage": done["usage"],
+        "session_id": done["session_id"], "language": done["language"],
+    }, None
+
+
+def language_of(query: str) -> str:
+    return detect_language(query)

@@ -1,0 +1,257 @@
+"""Releases: a build published as an immutable, self-contained bundle, and aliases that point at one.
+
+A release is what ``ummaya build`` wrote into ``generated/`` — ``catalog.json``, the retrieval
+``index/documents.json``, the fixture bodies and ``registry.lock`` — packed into one deterministic
+zip (sorted names, fixed timestamps: same build → same bytes) and stored in the database with its
+**retrieval policy**. Its id is the build's release id (the lock hash that ``catalog.json`` carries);
+a development catalog without one (``"dev"``) gets ``dev-<sha256 of the bundle, 16 hex>``, still
+content-addressed. Because the bundle lives in the database, a release stays servable after the
+registry (or ``generated/``) changes, and every replica on the same PostgreSQL serves the same bytes.
+
+Serving resolves ``release_alias`` (an alias such as ``production``, or a release id) through the
+store — an unknown one is ``release_not_found``, never a fallback to some other release — then
+unpacks the bundle once into a cache folder and loads catalog, retriever and dispatcher from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .errors import ApiError
+
+BUNDLE_FORMAT = "ummaya-release-bundle/1"
+DEFAULT_ALIAS = "production"
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+_FILTER_KEYS = ("primitive", "tier", "domain", "agency")
+
+
+class RerankBudget(BaseModel):
+    """What may reach the planner (S03). See docs/serving.md, "Rerank and the context budget".
+
+    ``pool``: candidates the retriever returns for reranking (more than will be kept, so a
+    candidate the non-text signals favour can climb). ``max_candidates``: at most this many reach
+    the planner (and never more than the request's ``top_k``). ``max_tool_tokens``: the estimated
+    tokens of the candidates' tool schemas (description + JSON Schema) the planner sees; candidates
+    are dropped from the tail until the sum fits, the first one always stays. ``widen``: the turn
+    may add at most this many ``locate`` adapters that fill a kept candidate's ``requires``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    pool: int = Field(20, ge=1, le=200)
+    max_candidates: int = Field(5, ge=1, le=20)
+    max_tool_tokens: int = Field(4000, ge=100, le=100_000)
+    widen: int = Field(2, ge=0, le=5)
+
+
+class RetrievalPolicy(BaseModel):
+    """Recorded with each release (S02) and applied to every request served from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    analyzer: Literal["ngram", "kiwi"] = "ngram"  # ngram: Kiwi-free query analysis (fast cold start)
+    backend: Literal["bm25f-compiled"] = "bm25f-compiled"  # compiled view of the Whoosh index
+    default_top_k: int = Field(5, ge=1, le=20)
+    max_top_k: int = Field(20, ge=1, le=50)
+    allowed_filters: list[str] = Field(default_factory=lambda: list(_FILTER_KEYS))
+    rerank: RerankBudget = Field(default_factory=RerankBudget)
+
+    @field_validator("allowed_filters")
+    @classmethod
+    def _known_filters(cls, v: list[str]) -> list[str]:
+        bad = [k for k in v if k not in _FILTER_KEYS]
+        if bad:
+            raise ValueError(f"unknown filter key(s) {bad}; known: {list(_FILTER_KEYS)}")
+        return sorted(set(v), key=_FILTER_KEYS.index)
+
+
+# -- bundles -------------------------------------------------------------------------------------
+
+def bundle_files(generated: Path) -> list[Path]:
+    """The files a release needs at run time, relative paths sorted."""
+    generated = Path(generated)
+    out = [Path("catalog.json"), Path("index/documents.json")]
+    for name in ("registry.lock",):
+        if (generated / name).is_file():
+            out.append(Path(name))
+    fixtures = generated / "fixtures"
+    if fixtures.is_dir():
+        out += sorted(p.relative_to(generated) for p in fixtures.rglob("*")
+                      if p.is_file() and not any(part.startswith(".") for part in p.parts))
+    missing = [str(p) for p in out if not (generated / p).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{generated}: missing {', '.join(missing)} — run `ummaya build`")
+    return sorted(set(out), key=lambda p: p.as_posix())
+
+
+def make_bundle(generated: Path) -> bytes:
+    """A deterministic zip of the build (same files → same bytes)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        for rel in bundle_files(generated):
+            info = zipfile.ZipInfo(rel.as_posix(), date_time=ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, (Path(generated) / rel).read_bytes())
+    return buf.getvalue()
+
+
+def read_bundle_member(blob: bytes, name: str) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        return zf.read(name)
+
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def release_id_for(generated: Path, blob: bytes) -> str:
+    """The catalog's release id (the lock hash); ``dev-<bundle sha, 16 hex>`` for a dev catalog."""
+    raw = json.loads((Path(generated) / "catalog.json").read_bytes())
+    rid = str(raw.get("release_id") or "")
+    if not rid or rid == "dev":
+        return "dev-" + hashlib.sha256(blob).hexdigest()[:16]
+    return rid
+
+
+def bundle_meta(generated: Path) -> dict[str, Any]:
+    raw = json.loads((Path(generated) / "catalog.json").read_bytes())
+    adapters = raw.get("adapters", [])
+    meta: dict[str, Any] = {
+        "format": BUNDLE_FORMAT,
+        "catalog_release_id": raw.get("release_id"),
+        "adapters": len(adapters),
+        "primitives": sorted({a.get("primitive") for a in adapters if a.get("primitive")}),
+    }
+    lock = Path(generated) / "registry.lock"
+    if lock.is_file():
+        meta["registry_lock_sha256"] = hashlib.sha256(lock.read_bytes()).hexdigest()
+    return meta
+
+
+def publish(store: Any, generated: Path, policy: RetrievalPolicy | None = None) -> Any:
+    """Publish ``generated/`` as an immutable release (a no-op when the same release exists)."""
+    blob = make_bundle(generated)
+    rid = release_id_for(generated, blob)
+    policy = policy or RetrievalPolicy()
+    return store.publish_release(rid, retrieval_policy=policy.model_dump(mode="json"),
+                                 catalog_blob=blob, meta=bundle_meta(generated))
+
+
+def ensure_default_release(store: Any, generated: Path | None, alias: str = DEFAULT_ALIAS) -> str | None:
+    """Start-up: when ``alias`` points nowhere and a build exists, publish it and point the alias
+    at it. An existing alias is never moved. Returns the release id published, or None."""
+    if alias in store.aliases() or generated is None:
+        return None
+    if not (Path(generated) / "catalog.json").is_file():
+        return None
+    rel = publish(store, Path(generated))
+    # another replica may have won the race; promote only if still unset
+    if alias not in store.aliases():
+        store.promote(alias, rel.release_id)
+    return rel.release_id
+
+
+# -- loading a release for serving ---------------------------------------------------------------
+
+@dataclass
+class LoadedRelease:
+    release_id: str
+    policy: RetrievalPolicy
+    catalog: Any
+    retriever: Any
+    dispatcher: Any
+    folder: Path
+    facts: dict[str, Any] = field(default_factory=dict)  # adapter id -> rerank.AdapterFacts
+
+
+class ReleaseCache:
+    """Unpacks and loads releases on demand, once each (thread-safe), keyed by release id."""
+
+    def __init__(self, store: Any, cache_root: Path, *, dispatcher_factory: Any = None):
+        self.store = store
+        self.cache_root = Path(cache_root)
+        self.dispatcher_factory = dispatcher_factory
+        self._loaded: dict[str, LoadedRelease] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def loaded(self, release_id: str) -> LoadedRelease | None:
+        return self._loaded.get(release_id)
+
+    def load(self, release: Any) -> LoadedRelease:
+        """Blocking: unpack (if needed) and load. Raises ApiError(release_unavailable)."""
+        hit = self._loaded.get(release.release_id)
+        if hit is not None:
+            return hit
+        with self._guard:
+            lock = self._locks.setdefault(release.release_id, threading.Lock())
+        with lock:
+            hit = self._loaded.get(release.release_id)
+            if hit is not None:
+                return hit
+            loaded = self._load(release)
+            self._loaded[release.release_id] = loaded
+            return loaded
+
+    async def aload(self, release: Any) -> LoadedRelease:
+        hit = self._loaded.get(release.release_id)
+        if hit is not None:
+            return hit
+        return await asyncio.to_thread(self.load, release)
+
+    def _load(self, release: Any) -> LoadedRelease:
+        from ummaya.runtime.catalog import Catalog
+        from ummaya.runtime.dispatch import Dispatcher
+        from ummaya.runtime.retrieve import Retriever
+
+        from .rerank import facts_for
+
+        try:
+            policy = RetrievalPolicy.model_validate(release.retrieval_policy or {})
+        except ValueError as exc:
+            raise ApiError("release_unavailable", f"release {release.release_id}: bad retrieval policy: {exc}") from None
+        sha = release.catalog_sha256 or "nosha"
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", release.release_id)[:80]
+        folder = self.cache_root / f"{safe}-{sha[:12]}"
+        if not (folder / ".complete").exists():
+            blob = self.store.release_catalog(release.release_id)
+            if blob is None:
+                raise ApiError("release_unavailable", f"release {release.release_id} has no stored bundle")
+            if release.catalog_sha256 and hashlib.sha256(blob).hexdigest() != release.catalog_sha256:
+                raise ApiError("release_unavailable", f"release {release.release_id}: bundle does not match its sha256")
+            self.cache_root.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{safe}-", dir=self.cache_root))
+            try:
+                with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+                    for name in zf.namelist():
+                        target = (tmp / name).resolve()
+                        if not str(target).startswith(str(tmp.resolve()) + os.sep):
+                            raise ApiError("release_unavailable", f"bundle member escapes: {name}")
+                    zf.extractall(tmp)
+                (tmp / ".complete").write_text(release.release_id)
+                try:
+                    os.replace(tmp, folder)
+                except OSError:  # another process unpacked it first
+                    shutil.rmtree(tmp, ignore_errors=True)
+            finally:
+                if tmp.exists():
+                    shutil.rmtree(tmp, ignore_errors=True)
+        catalog = Catalog.load(folder)
+        retriever = Retriever.load(folder, kiwi_query=policy.analyzer == "kiwi")
+        dispatcher = (self.dispatcher_factory or Dispatcher)(catalog)
+        return LoadedRelease(release.release_id, policy, catalog, retriever, dispatcher, folder,
+                             {m.id: facts_for(m) for m in catalog.adapters.values()})
