@@ -88,6 +88,12 @@ KO_STOP_GRAMS = frozenset(
     어떻 떻게 하는 하고 해요 합니 니다 입니 요즘 혹시 좀더""".split()
 )
 
+# Colloquial endings: the last bigram of a word of three or more syllables that ends in one of
+# these (…겨야, …는데, …어요, …디야) is an inflection, not content; likewise these words standing
+# alone (돼, 해, 줘 …). Dropped on both sides, so it cannot make a query and a document disagree.
+ENDING_SYLLABLES = frozenset("요야어아데지까줘돼해죠네게면며니냐래")
+KO_STOP_WORDS = frozenset("돼 해 줘 좀 요 야 다 게 줄 거 것 수 때 더 잘 꼭 또 왜 뭐 이 그 저 나 너 걍 막 할".split())
+
 _RUN = re.compile(r"[가-힣]+|[A-Za-z][A-Za-z0-9'&+\-]*|\d+(?:\.\d+)?")
 _HANGUL = re.compile(r"[가-힣]+")
 
@@ -109,12 +115,15 @@ def grams(text: str) -> tuple[str, ...]:
         run = m.group(0)
         if "가" <= run[0] <= "힣":
             if len(run) == 1:
-                out.append(run)
+                if run not in KO_STOP_WORDS:
+                    out.append(run)
                 continue
+            last = len(run) - 2
             for i in range(len(run) - 1):
                 g = run[i : i + 2]
-                if g not in KO_STOP_GRAMS:
-                    out.append(g)
+                if g in KO_STOP_GRAMS or (i == last and i > 0 and g[1] in ENDING_SYLLABLES):
+                    continue
+                out.append(g)
         else:
             w = _en(run)
             if w:

@@ -10,7 +10,7 @@ Score = text score (BM25F over the Whoosh index, fields weighted) × signals the
 * **tier** — a tiny preference live > mock > handoff, a tie-breaker only.
 
 Abstention: the best candidate must cover enough of the request. Coverage = the IDF-weighted
-share of the request's terms (each family: grams, morphemes) found anywhere in the candidate's
+share of the request's gram terms (bigrams, English words) found anywhere in the candidate's
 document; unknown words count against it. Below ``abstain_coverage`` → ``[]`` (that is what the
 turn reports as ``no_adapter``). The threshold is tuned on the eval set's tune split
 (evals/README.md).
@@ -67,6 +67,11 @@ INTENT_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"신고|납부|신청|제출|접수|내야|내려고|낼게|내고\s*싶|\b(pay|report|apply|submit|file|filing)\b", re.I), ("send",)),
     (re.compile(r"확인|인증|자격|\b(verify|verification|eligib\w*|check|authenticat\w*)\b", re.I), ("check",)),
     (re.compile(r"어디|근처|위치|가까운|주변|\b(where|near|nearby|nearest|closest|around)\b", re.I), ("locate", "find")),
+)
+# Location cues are carried by the intent signal; a request is not "covered" because an adapter
+# also says 근처 or where, and they do not count against coverage either.
+COVERAGE_NEUTRAL = frozenset(
+    "g:어디 g:근처 g:가까 g:까운 g:주변 g:where g:near g:nearbi g:nearest g:closest g:around".split()
 )
 TIER_PRIOR = {"live": 1.0, "mock": 0.995, "handoff": 0.99}
 
@@ -189,11 +194,14 @@ class Retriever:
             fam = key[0]
             p = c.postings(key)
             if p is None:
-                fam_total[fam] += unknown_idf
+                if key not in COVERAGE_NEUTRAL:
+                    fam_total[fam] += unknown_idf
                 continue
             docs, imps = p
             d_parts.append(docs)
             w_parts.append(imps * qtf if qtf != 1 else imps)
+            if key in COVERAGE_NEUTRAL:
+                continue
             idf = float(c.idf_any[c.keys[key]])
             fam_total[fam] += idf
             cov_parts[fam][0].append(docs)
@@ -204,7 +212,10 @@ class Retriever:
             )
         else:
             scores = np.zeros(self.n)
-        fams = [f for f in ("g", "m") if fam_total[f] > 0]
+        # Coverage is measured on the gram family only: it sees every syllable of the request,
+        # while the morpheme family (segmented against the index's own vocabulary) never
+        # produces an unknown word, so it would overrate out-of-scope requests.
+        fams = [f for f in ("g",) if fam_total[f] > 0]
         for fam in fams:
             docs_l, idfs = cov_parts[fam]
             if docs_l:

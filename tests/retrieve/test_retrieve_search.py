@@ -1,0 +1,119 @@
+"""Ranking, signals, abstention and filters on a small hand-made registry."""
+
+import os
+import stat
+
+import pytest
+
+from ummaya.runtime.retrieve import Candidate, Retriever, UnknownFilter
+
+
+def ids(cands):
+    return [c.adapter_id for c in cands]
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("지금 문 연 약국 어디", "pharmacies"),
+        ("친구가 쓰러졌어", "er_rooms"),
+        ("where is the nearest ER", "er_rooms"),
+        ("1001번 버스 언제 와?", "bus_arrivals"),
+        ("이사 왔는데 주소 옮겨야 돼", "move_in"),
+        ("parking ticket 내야 함", "fine_payment"),
+    ],
+)
+def test_top_candidate(retriever, query, expected):
+    got = retriever.search(query)
+    assert got, f"abstained on {query!r}"
+    assert got[0].adapter_id == expected
+    assert isinstance(got[0], Candidate) and got[0].score > 0
+    assert [c.score for c in got] == sorted((c.score for c in got), reverse=True)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["삼성전자 주가 얼마야", "김치찌개 레시피 알려줘", "help me debug this python code", "어제 야구 몇 대 몇이야", "   "],
+)
+def test_abstains_out_of_scope(retriever, query):
+    assert retriever.search(query) == []
+
+
+def test_primitive_intent_decides_between_send_and_check(retriever):
+    # same vocabulary (과태료) in both adapters; the verb decides
+    assert retriever.search("과태료 납부")[0].adapter_id == "fine_payment"
+    assert retriever.search("과태료 확인")[0].adapter_id == "fine_lookup"
+
+
+def test_context_slots_promote_adapters_whose_requirements_are_known(retriever):
+    base = {c.adapter_id: c.score for c in retriever.search("약국 위치", top_k=7)}
+    ctx = {c.adapter_id: c.score for c in retriever.search("약국 위치", top_k=7, context_slots=frozenset({"coordinates"}))}
+    assert ctx["pharmacies"] > base["pharmacies"]
+    if "place_search" in base:  # a locate adapter whose output is already known is demoted
+        assert ctx["place_search"] < base["place_search"]
+
+
+def test_filters(retriever):
+    q = "과태료"
+    assert set(ids(retriever.search(q, filters={"primitive": "check"}))) == {"fine_lookup"}
+    assert set(ids(retriever.search(q, filters={"primitive": ["send", "check"]}))) == {"fine_lookup", "fine_payment"}
+    assert retriever.search(q, filters={"tier": "live"}) == []
+    assert retriever.search("응급실", filters={"domain": "traffic"}) == []
+    assert ids(retriever.search("버스", filters={"agency": "MOLIT"})) == ["bus_arrivals"]
+    assert ids(retriever.search("버스", filters={"agency": "국토교통부"})) == ["bus_arrivals"]
+
+
+def test_unknown_filter_has_a_stable_code(retriever):
+    with pytest.raises(UnknownFilter) as exc:
+        retriever.search("응급실", filters={"colour": "red"})
+    assert exc.value.code == "unknown_filter"
+    assert isinstance(exc.value, ValueError)
+    # raised even when the query would abstain: a bad request is not an empty answer
+    with pytest.raises(ValueError):
+        retriever.search("삼성전자 주가", filters={"region": "busan"})
+
+
+def test_compiled_scores_equal_whoosh_scores(retriever):
+    for q in ["동아대 승학캠퍼스 근처 응급실", "pharmacy open on Sunday", "과태료 범칙금", "버스 정류장 도착"]:
+        whoosh = retriever.whoosh_search(q, limit=10)
+        terms = retriever.query_terms(q)
+        text, _ = retriever.text_scores(terms)
+        compiled = sorted(((retriever.ids[i], float(s)) for i, s in enumerate(text) if s > 0), key=lambda x: -x[1])
+        assert [a for a, _ in whoosh] == [a for a, _ in compiled][: len(whoosh)]
+        for (a, s1), (b, s2) in zip(whoosh, compiled):
+            assert s1 == pytest.approx(s2, rel=1e-5)
+
+
+def test_index_is_built_once_and_reused(small_generated):
+    r1 = Retriever.load(small_generated)
+    folder = r1.folder
+    assert folder.parent == small_generated / "index" / "whoosh"
+    mtime = (folder / "compiled.npz").stat().st_mtime_ns
+    r2 = Retriever.load(small_generated)
+    assert r2.folder == folder and (folder / "compiled.npz").stat().st_mtime_ns == mtime
+    assert any(p.name.endswith(".seg") or p.suffix == ".toc" for p in folder.iterdir())
+
+
+def test_falls_back_to_ummaya_home_when_generated_is_read_only(tmp_path, small_documents, monkeypatch):
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions")
+    gen = tmp_path / "generated"
+    (gen / "index").mkdir(parents=True)
+    (gen / "index" / "documents.json").write_bytes(small_documents)
+    (gen / "index").chmod(stat.S_IRUSR | stat.S_IXUSR)
+    monkeypatch.setenv("UMMAYA_HOME", str(tmp_path / "home"))
+    try:
+        r = Retriever.load(gen)
+        assert str(r.folder).startswith(str(tmp_path / "home"))
+    finally:
+        (gen / "index").chmod(stat.S_IRWXU)
+
+
+def test_cache_dir_fallback_order(tmp_path, monkeypatch):
+    from ummaya.runtime.retrieve.index import cache_roots
+
+    monkeypatch.setenv("UMMAYA_HOME", str(tmp_path / "h"))
+    roots = cache_roots(tmp_path / "gen")
+    assert roots[0] == tmp_path / "gen" / "index" / "whoosh"
+    assert roots[1] == tmp_path / "h" / "cache" / "whoosh"
+    assert roots[-1].parts[-2:] == ("ummaya", "whoosh")
