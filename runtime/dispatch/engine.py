@@ -270,14 +270,14 @@ class Dispatcher:
         except OSError as exc:
             err = UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"fixture body {path}: {exc.strerror}")
             return _error_outcome(manifest.id, "mock", err, t0, fixture=fx.name)
+        base = manifest.upstream.base_url or MOCK_BASE_URL
         routes: dict[str, bytes] = {}
         lookup = manifest.upstream.lookup
         if lookup is not None:
             side = path.with_name(f"{path.stem}.lookup{path.suffix}")
             if side.is_file():
-                routes[_url_path(MOCK_BASE_URL, manifest.upstream, lookup.path)] = side.read_bytes()
+                routes[httpx.URL(join_url(base, lookup.path)).path] = side.read_bytes()
         transport = FixtureTransport(body, fx.status, fixture_content_type(fx), routes)
-        base = manifest.upstream.base_url or MOCK_BASE_URL
         async with httpx.AsyncClient(
             transport=transport, follow_redirects=False, verify=_ssl_context(), trust_env=False
         ) as client:
@@ -309,8 +309,10 @@ class Dispatcher:
                 return cached
 
         transport = _KeepOpen(self.transport) if self.transport is not None else None
+        # Proxy settings from the environment apply to real hosts, never to a loopback override.
+        loopback = httpx.URL(base).host in ("127.0.0.1", "localhost", "::1")
         async with httpx.AsyncClient(
-            transport=transport, follow_redirects=False, verify=_ssl_context(), trust_env=False
+            transport=transport, follow_redirects=False, verify=_ssl_context(), trust_env=not loopback
         ) as client:
             run = _Run(manifest, upstream, client, base, live=True)
             outcome = await self._execute(run, args, t0)
@@ -472,10 +474,6 @@ def _ms(t0: float) -> float:
 
 def _copy_req(req: BuiltRequest) -> BuiltRequest:
     return BuiltRequest(req.method, req.url, list(req.params), dict(req.headers), req.secret_names)
-
-
-def _url_path(base: str, upstream: Upstream, path: str) -> str:
-    return httpx.URL(join_url(upstream.base_url or base, path)).path
 
 
 def _fit_empty(output: dict, schema: dict) -> dict:

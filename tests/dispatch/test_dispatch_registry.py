@@ -97,6 +97,11 @@ def test_live_call_against_a_loopback_upstream_matches_expected(registry_catalog
     up = m.upstream
     with UpstreamServer() as srv:
         srv.route(up.path, Reply(fixture.status, _body(adapter_id, fixture_name), fixture_content_type(fixture)))
+        if up.lookup is not None:  # the lookup answers from its sibling body, as in Mock
+            response = _LOADED[adapter_id].fixtures_dir / fixture.response
+            side = response.with_name(f"{response.stem}.lookup{response.suffix}")
+            if side.is_file():
+                srv.route(up.lookup.path, Reply(body=side.read_bytes(), content_type=fixture_content_type(fixture)))
         if up.auth and up.auth.style == "token_exchange":
             srv.route(up.auth.token_path, Reply(body=sgis_token_json("loopback-token")))
         env = {name: f"dummy-{name.lower()}" for name in m.credentials}
