@@ -170,6 +170,7 @@ class TurnEngine:
         state("received")
         yield ev("turn_started", "context", trace_id=trace_id, language=language, session_id=session.session_id, mode=req.mode, release_id=self.catalog.release_id, planner=self.planner.name)
         stop_reason, stop_text, detail, error = "completed", "", "", None
+        layer: str | None = None
         try:
             state("retrieving")
             found = self.retriever.search(query, top_k=req.top_k, filters=req.filters, context_slots=frozenset(session.slots))
@@ -267,7 +268,10 @@ class TurnEngine:
         except _Stop as s:
             stop_reason, stop_text, detail = s.reason, s.text, s.detail
         except ProviderError as exc:
-            stop_reason, error = "adapter_error", {"code": exc.code, "message": exc.message}
+            # The model provider is a channel too: when it fails the turn stops in the plan
+            # layer, and the provider's stable code says which failure it was.
+            stop_reason, error = "channel_unavailable", {"code": exc.code, "message": exc.message}
+            layer = "plan"
             yield ev("error", "plan", code=exc.code, message=exc.message)
         if stop_text:
             for chunk in _chunks(stop_text):
@@ -278,9 +282,10 @@ class TurnEngine:
         self.save_session(session)
         yield ev("answer", "answer", text=text, language=language)
         state("failed" if error else "completed")
-        stop_event = ev("stop", STOP_LAYER.get(stop_reason, "answer"), stop_reason=stop_reason, layer=STOP_LAYER.get(stop_reason, "answer"), detail=detail)
+        layer = layer or STOP_LAYER.get(stop_reason, "answer")
+        stop_event = ev("stop", layer, stop_reason=stop_reason, layer=layer, detail=detail)
         result = TurnResult(
-            trace_id=trace_id, stop_reason=stop_reason, layer=STOP_LAYER.get(stop_reason, "answer"), answer=text,
+            trace_id=trace_id, stop_reason=stop_reason, layer=layer, answer=text,
             language=language, release_id=self.catalog.release_id, session_id=session.session_id, calls=calls,
             evidence=[{"evidence_id": e.evidence_id, "adapter_id": e.adapter_id, "tier": e.tier, "status": e.status,
                        "citation": e.citation, "freshness": e.freshness, "summary": e.summary} for _, e in evidence],

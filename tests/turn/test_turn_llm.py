@@ -1,0 +1,71 @@
+"""The turn with the OpenAI-compatible provider against a local fake server replaying vLLM-shaped
+streams: the model sees only the narrowed candidates, its calls are validated and gated like any
+planner's, and its streamed answer is exactly the turn's answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from tests.support.fake_openai import FakeOpenAIServer, stream_text, stream_tool_calls
+from ummaya.runtime.plan.openai_compat import OpenAICompatPlanner
+from ummaya.runtime.turn import TurnEngine, TurnRequest
+
+ANSWER = "부산 지역 응급실 가용 병상을 확인했습니다 (Mock 예시 데이터)."
+
+
+def engine_with(engine, srv) -> TurnEngine:
+    planner = OpenAICompatPlanner(srv.base_url, "test-key", "fake-model", timeout_s=5, max_retries=0)
+    return TurnEngine(engine.catalog, engine.retriever, engine.dispatcher, planner, store=engine.store)
+
+
+def test_llm_call_then_streamed_answer(engine):
+    script = [
+        stream_tool_calls([("nmc_emergency_beds", json.dumps({"sido": "부산광역시"}, ensure_ascii=False))]),
+        stream_text(ANSWER),
+    ]
+    with FakeOpenAIServer(script=script) as srv:
+        r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
+        first, second = srv.requests[0].json, srv.requests[1].json
+    assert r.stop_reason == "completed"
+    assert [c["adapter_id"] for c in r.calls] == ["nmc_emergency_beds"] and r.calls[0]["tier"] == "mock"
+    assert r.answer == ANSWER
+    assert "".join(e.data["text"] for e in r.events if e.type == "delta") == r.answer
+    tools = [t["function"]["name"] for t in first["tools"]]
+    assert "nmc_emergency_beds" in tools and len(tools) <= 7  # ≤ 5 retrieved + chain providers
+    assert "traffic_fine_payment" not in tools
+    # The tool result went back as data with its tier, never as instructions.
+    tool_msgs = [m for m in second["messages"] if m.get("role") == "tool"]
+    assert tool_msgs and json.loads(tool_msgs[0]["content"])["tier"] == "mock"
+    assert r.usage.get("prompt_tokens", 0) > 0
+
+
+def test_llm_invalid_arguments_get_one_repair(engine):
+    script = [
+        stream_tool_calls([("nmc_emergency_beds", '{"sido": "Atlantis"}')]),
+        stream_tool_calls([("nmc_emergency_beds", json.dumps({"sido": "부산광역시"}, ensure_ascii=False))]),
+        stream_text("확인했습니다."),
+    ]
+    with FakeOpenAIServer(script=script) as srv:
+        r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
+        repair_request = srv.requests[1].json
+    assert r.stop_reason == "completed"
+    assert "Atlantis" in json.dumps(repair_request["messages"], ensure_ascii=False)
+
+
+def test_llm_unknown_tool_is_refused(engine):
+    script = [
+        stream_tool_calls([("traffic_fine_payment", "{}")]),
+        stream_tool_calls([("traffic_fine_payment", "{}")]),
+    ]
+    with FakeOpenAIServer(script=script) as srv:
+        r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
+    assert r.stop_reason == "invalid_arguments"
+    assert not [e for e in r.events if e.type == "call_started"]
+
+
+def test_llm_provider_down_is_an_error_not_an_answer(engine):
+    with FakeOpenAIServer(script=[]) as srv:  # exhausted script → 500 on the first request
+        r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
+    assert r.error is not None and r.error["code"].startswith("provider_")
+    assert r.stop_reason == "channel_unavailable" and r.layer == "plan"
