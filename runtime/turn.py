@@ -272,6 +272,7 @@ class TurnEngine:
             # layer, and the provider's stable code says which failure it was.
             stop_reason, error = "channel_unavailable", {"code": exc.code, "message": exc.message}
             layer = "plan"
+            stop_text = ans.compose_stop("channel_unavailable", language, exc.code)
             yield ev("error", "plan", code=exc.code, message=exc.message)
         if stop_text:
             for chunk in _chunks(stop_text):
