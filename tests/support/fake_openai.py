@@ -365,6 +365,12 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
+    def setup(self) -> None:
+        super().setup()
+        # Like uvicorn (asyncio sets TCP_NODELAY): each chunk leaves at once instead of waiting
+        # for Nagle + delayed ACK (~40 ms per small write on loopback).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
