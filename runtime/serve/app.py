@@ -364,7 +364,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
         (503, "provider_unavailable, channel_unavailable, credential_missing, release_unavailable"),
         (504, "provider_timeout"))}
 
-    @app.get("/healthz", response_model=M.Health, tags=["ops"])
+    @app.get("/healthz", response_model=M.Health, response_model_exclude_none=True, tags=["ops"])
     async def healthz() -> dict[str, Any]:
         return {"status": "ok"}
 

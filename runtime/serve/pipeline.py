@@ -116,8 +116,9 @@ class Prepared:
 class RerankingRetriever:
     """The release's retriever, asked for the rerank pool, reranked, and cut to the budget."""
 
-    def __init__(self, loaded: Any, state: RequestState, top_k: int):
+    def __init__(self, loaded: Any, state: RequestState, top_k: int, *, generating: bool = True):
         self.loaded, self.state, self.top_k = loaded, state, top_k
+        self.generating = generating
 
     def search(self, query: str, *, top_k: int = 5, filters: dict | None = None,
                context_slots: frozenset[str] = frozenset()) -> list[Any]:
@@ -137,7 +138,7 @@ class RerankingRetriever:
             "ranked": [{"adapter_id": r.adapter_id, "rank": r.rank, "score": r.score,
                         "text_score": r.text_score, "signals": r.signals} for r in ranked],
         }
-        if kept:
+        if kept and self.generating:
             self.state.mark("generating")
         return [by_id[r.adapter_id].model_copy(update={"score": r.score}) for r in kept]
 
@@ -236,7 +237,7 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
 # -- retrieve --------------------------------------------------------------------------------------
 
 def retrieve_result(service: Any, p: Prepared, language: str) -> dict[str, Any]:
-    retriever = RerankingRetriever(p.loaded, p.state, p.top_k)
+    retriever = RerankingRetriever(p.loaded, p.state, p.top_k, generating=False)
     kept = retriever.search(p.query, top_k=p.top_k, filters=p.filters)
     cands = []
     ranked = {r["adapter_id"]: r for r in p.state.rerank.get("ranked", [])}
