@@ -187,10 +187,17 @@ class TurnEngine:
             repaired = False
             for step in range(req.max_steps):
                 ctx = PlanContext(query, language, cands, messages, [e for _, e in evidence], slots, step, repair)
-                action, streamed = await self._plan(ctx)
-                for text in streamed:
+                # Deltas are passed on while the model is still writing; if it fails midway,
+                # the stream ends with an error event after them, never with `completed`.
+                queue: asyncio.Queue[str | None] = asyncio.Queue()
+                task = asyncio.ensure_future(self.planner.plan(ctx, on_delta=queue.put_nowait))
+                task.add_done_callback(lambda _t: queue.put_nowait(None))
+                streamed = False
+                while (text := await queue.get()) is not None:
+                    streamed = True
                     deltas.append(text)
                     yield ev("delta", "answer", text=text)
+                action = task.result()
                 for k, v in action.usage.items():
                     usage[k] = usage.get(k, 0) + v
                 yield ev("plan", "plan", planner=self.planner.name, action=action.kind, step=step,
@@ -296,11 +303,6 @@ class TurnEngine:
         if sink:
             sink(result)
         yield stop_event
-
-    async def _plan(self, ctx: PlanContext) -> tuple[Action, list[str]]:
-        streamed: list[str] = []
-        action = await self.planner.plan(ctx, on_delta=streamed.append)
-        return action, streamed
 
     def _widen(self, cands: list[Manifest]) -> list[Manifest]:
         """Add the locate adapters that can fill what the top candidates require (declared by

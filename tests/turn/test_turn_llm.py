@@ -69,3 +69,16 @@ def test_llm_provider_down_is_an_error_not_an_answer(engine):
         r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
     assert r.error is not None and r.error["code"].startswith("provider_")
     assert r.stop_reason == "channel_unavailable" and r.layer == "plan"
+
+
+def test_stream_cut_after_deltas_ends_in_error(engine):
+    cut = stream_text("부산 지역 응급실은 현재 ", piece=3)
+    cut.events = cut.events[:4]
+    cut.end = "abort"
+    with FakeOpenAIServer(script=[cut]) as srv:
+        r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
+    types = [e.type for e in r.events]
+    assert "delta" in types and "error" in types
+    assert types.index("error") > types.index("delta"), "deltas already sent stay sent; the end says error"
+    assert r.error["code"] == "provider_stream_cut"
+    assert r.stop_reason == "channel_unavailable" and types[-1] == "stop"
