@@ -438,7 +438,7 @@ class SQLStore(Store):
             if rec.action == "grant":
                 granted.add(rec.consent_id)
             prev = rec.hash
-        return ChainReport(True, len(rows))
+        return ChainReport(True, len(rows), head=prev)
 
     # ---- traces
     def _trace(self, row: dict[str, Any], events: list[dict[str, Any]] | None) -> Trace:

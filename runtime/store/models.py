@@ -157,6 +157,9 @@ class ChainReport:
     broken_seq: int | None = None
     broken_consent_id: str | None = None
     reason: str | None = None
+    # The last record's hash when intact. A hash chain cannot show that its newest records were
+    # cut off; comparing this with a head noted earlier (or kept elsewhere) can.
+    head: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

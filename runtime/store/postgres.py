@@ -30,10 +30,15 @@ class PostgresStore(SQLStore):
     def __init__(self, url: str, policy: RetentionPolicy | None = None, *,
                  connect_timeout: float = 10.0):
         super().__init__(url, policy)
-        self._conn = psycopg.connect(url, autocommit=True, row_factory=dict_row,
-                                     connect_timeout=int(connect_timeout))
-        self._conn.execute("SET TIME ZONE 'UTC'")
+        self._connect_timeout = int(connect_timeout)
         self._sql_cache: dict[str, str] = {}
+        self._conn = self._connect()
+
+    def _connect(self) -> psycopg.Connection:
+        conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row,
+                               connect_timeout=self._connect_timeout)
+        conn.execute("SET TIME ZONE 'UTC'")
+        return conn
 
     def close(self) -> None:
         with self._lock:
@@ -41,6 +46,9 @@ class PostgresStore(SQLStore):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
+        if self._conn.broken:  # the server restarted or the network dropped: start over
+            self._conn.close()
+            self._conn = self._connect()
         with self._conn.transaction(), self._conn.cursor() as cur:
             yield cur
 

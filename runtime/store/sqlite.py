@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -30,9 +31,27 @@ class SQLiteStore(SQLStore):
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA busy_timeout = 30000")
         if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._enable_wal()
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute("PRAGMA foreign_keys = ON")
+
+    def _enable_wal(self, wait: float = 30.0) -> None:
+        """Switch to WAL. Switching needs the file to itself and SQLite does not apply the busy
+        timeout to it, so processes opening a new file together retry here."""
+        deadline = time.monotonic() + wait
+        delay = 0.005
+        while True:
+            try:
+                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() == "wal":
+                    return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+            if time.monotonic() > deadline:
+                raise sqlite3.OperationalError(f"{self.path}: could not switch to WAL (locked)")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
     def close(self) -> None:
         with self._lock:

@@ -178,6 +178,7 @@ def test_consent_chain_links(store) -> None:
     assert a.prev_hash == "0" * 64
     assert b.prev_hash == a.hash and c.prev_hash == b.hash
     assert [r.hash for r in store.list_consents()] == [a.hash, b.hash, c.hash]
+    assert store.verify().head == c.hash
     assert all(r.compute_hash() == r.hash for r in store.list_consents())
 
 
@@ -486,3 +487,19 @@ def test_timeline_stamps_normalized_and_odd_values_kept(store) -> None:
                                              "2026-11-29T23:00:00.012000Z"]
     assert got.state == "completed" and got.created_at == start
     assert got.events[0]["data"]["freshness"].startswith("2026-11-30 07:59:00")
+
+
+def test_postgres_reconnects_after_connection_loss(db_url: str, store) -> None:
+    if store.dialect != "postgresql":
+        pytest.skip("PostgreSQL connection handling")
+    pid = store._conn.info.backend_pid
+    raw = Raw(db_url)
+    try:
+        raw("SELECT pg_terminate_backend(?)", (pid,))  # what a server restart does to us
+    finally:
+        raw.close()
+    with pytest.raises(Exception):
+        store.list_traces()  # the call in flight fails …
+    t = store.put_trace(Trace(request_text="after"))  # … the next one reconnects
+    assert store.get_trace(t.trace_id) is not None
+    assert store._conn.info.backend_pid != pid

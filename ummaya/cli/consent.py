@@ -101,7 +101,7 @@ def verify(as_json: bool, db: str | None) -> None:
     if as_json:
         emit_json(report.to_dict())
     elif report.ok:
-        click.echo(f"ok: {report.records} consent records, chain intact")
+        click.echo(f"ok: {report.records} consent records, chain intact; head {report.head}")
     else:
         click.echo(f"BROKEN at record seq={report.broken_seq} consent={report.broken_consent_id}: "
                    f"{report.reason} ({report.records} records)", err=True)
