@@ -79,13 +79,21 @@ class SSEParser:
 # ---------------------------------------------------------------------------------- content filter
 
 
+_MAX_HELD = max(len(t) for t in (THINK_OPEN, THINK_CLOSE, TOOL_OPEN, TOOL_CLOSE)) - 1
+
+
 def _held_suffix(buf: str, tags: tuple[str, ...]) -> int:
     """Length of the longest suffix of ``buf`` that is a proper prefix of one of ``tags``."""
-    longest = max(len(t) for t in tags) - 1
-    for k in range(min(len(buf), longest), 0, -1):
-        tail = buf[-k:]
-        if any(t.startswith(tail) for t in tags):
-            return k
+    # Every tag starts with "<", so only a suffix starting at a "<" can be one (the fast path).
+    start = len(buf) - _MAX_HELD
+    start = start if start > 0 else 0
+    p = buf.find("<", start)
+    while p >= 0:
+        tail = buf[p:]
+        for t in tags:
+            if t.startswith(tail):
+                return len(tail)
+        p = buf.find("<", p + 1)
     return 0
 
 
