@@ -152,13 +152,14 @@ class OpenAICompatPlanner:
     ) -> OpenAICompatPlanner:
         """Settings from ``UMMAYA_LLM_*`` (API key falls back to ``FRIENDLI_TOKEN``).
 
-        A hosted endpoint (the FriendliAI default, any https URL) needs a key; a local server
-        (``localhost``/``127.0.0.1``, e.g. vLLM or Ollama) may run without one."""
+        A hosted https endpoint (the FriendliAI default) needs a key; a plain-http or local server
+        (vLLM or Ollama on ``localhost`` or the LAN) may run without one — if it wants one after
+        all, its 401 surfaces as ``provider_auth``."""
         env = os.environ if env is None else env
         base_url = env.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         api_key = env.get(ENV_API_KEY) or env.get(ENV_API_KEY_FALLBACK) or None
         model = env.get(ENV_MODEL) or DEFAULT_MODEL
-        if api_key is None and not _is_local(base_url):
+        if api_key is None and httpx.URL(base_url).scheme == "https" and not _is_local(base_url):
             raise ProviderConfigError(
                 f"no API key for {base_url}: set {ENV_API_KEY} (or {ENV_API_KEY_FALLBACK} for "
                 f"FriendliAI)",
@@ -569,7 +570,11 @@ def _classify(status: int, message: str, model: str, retry_after: float | None) 
     low = message.lower()
     detail = f"HTTP {status}: {message}" if message else f"HTTP {status}"
     if status in (401, 403):
-        return ProviderError("provider_auth", f"the provider refused the API key ({detail})")
+        return ProviderError(
+            "provider_auth",
+            f"the provider refused the API key ({detail}); check {ENV_API_KEY} "
+            f"(or {ENV_API_KEY_FALLBACK})",
+        )
     if status == 429:
         return ProviderError(
             "provider_rate_limited", f"rate limited ({detail})", retry_after=retry_after

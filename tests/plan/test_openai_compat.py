@@ -738,6 +738,35 @@ def test_from_env_names_the_bad_variable(env, var):
     assert ei.value.variable == var and var in ei.value.message
 
 
+def test_plain_http_lan_server_needs_no_key_but_https_does():
+    p = OpenAICompatPlanner.from_env({"UMMAYA_LLM_BASE_URL": "http://10.0.0.7:8000/v1"})
+    assert p.api_key is None
+    with pytest.raises(ProviderConfigError):
+        OpenAICompatPlanner.from_env({"UMMAYA_LLM_BASE_URL": "https://10.0.0.7:8000/v1"})
+    OpenAICompatPlanner.from_env({"UMMAYA_LLM_BASE_URL": "https://localhost:8000/v1"})
+
+
+def test_auth_error_names_the_key_variable():
+    with FakeOpenAIServer(scenario("auth_401")) as srv:
+        err = plan_error(srv)
+    assert err.code == "provider_auth" and "UMMAYA_LLM_API_KEY" in err.message
+
+
+def test_injected_transport_is_used():
+    import httpx
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=completion_json("네, 확인했어요.").body)
+
+    action, _ = run_plan("https://llm.invalid/v1", transport=httpx.MockTransport(handler),
+                         stream=False)
+    assert action.text == "네, 확인했어요."
+    assert str(seen[0].url) == "https://llm.invalid/v1/chat/completions"
+
+
 def test_planner_is_reusable_across_event_loops():
     with FakeOpenAIServer([stream_text("하나."), stream_text("둘.")]) as srv:
         p = OpenAICompatPlanner(srv.base_url, "k", "m", timeout_s=2)
