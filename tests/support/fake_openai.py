@@ -518,3 +518,28 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m tests.support.fake_openai SCENARIO [SCENARIO …]``: serve named scenarios in
+    order (each may be repeated with ``--repeat``) until Ctrl-C, e.g. to try
+    ``ummaya ask --planner openai`` by hand against a scripted model."""
+    import argparse
+    import time
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("scenarios", nargs="+", choices=SCENARIOS, metavar="SCENARIO")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args(argv)
+    script = [item for _ in range(args.repeat) for name in args.scenarios for item in scenario(name)]
+    with FakeOpenAIServer(script) as srv:
+        print(f"UMMAYA_LLM_BASE_URL={srv.base_url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
