@@ -387,11 +387,12 @@ class _Handler(BaseHTTPRequestHandler):
             "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
         )
         fake = self.server.fake
+        chat = self.path.split("?")[0].rstrip("/").endswith("/chat/completions")
         with fake._lock:
             fake.requests.append(req)
-            item = fake.script.pop(0) if fake.script else None
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._json(404, {"detail": "Not Found"})
+            item = fake.script.pop(0) if fake.script and chat else None
+        if not chat:
+            self._json(404, {"detail": "Not Found"})  # what uvicorn apps say; script untouched
             return
         if item is None:
             self._json(500, {"error": {"message": "fake server: script exhausted", "code": 500}})
