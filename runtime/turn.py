@@ -209,6 +209,21 @@ class TurnEngine:
                     composed = ans.compose_completed(evidence, language) if evidence else ""
                     raise _Stop("completed", action.text or composed)
                 if action.kind == "ask":
+                    # Consent comes before collection (개인정보 보호법 제15조): a protected adapter
+                    # is never the reason to ask for personal data the citizen has not agreed to give.
+                    for c in action.calls:
+                        m = by_id.get(c.adapter_id)
+                        if m is None:
+                            continue
+                        if m.id in req.consents and m.permission.consent is not None and not self.consents.has_consent(session.session_id, m.id):
+                            self.grant(session.session_id, m)
+                        g = decide(m, session.session_id, self.consents)
+                        if g.decision != "allow":
+                            yield ev("permission", "gate", adapter_id=m.id, gate=g.gate, decision=g.decision)
+                            calls.append(self._call_row(c, by_id, req.mode, g.decision if g.decision == "consent_required" else "permission_denied"))
+                            if g.decision == "deny":
+                                raise _Stop("permission_denied", ans.compose_stop("permission_denied", language))
+                            raise _Stop("consent_required", ans.compose_consent(m, language))
                     if not action.missing and not action.text:
                         raise _Stop("needs_input", ans.compose_ask(["request"], language))
                     raise _Stop("needs_input", action.text or ans.compose_ask(action.missing, language))

@@ -99,16 +99,26 @@ def test_live_without_credentials_stops_with_credential_missing(engine):
 
 
 def test_consent_gate_blocks_until_granted(engine, store):
-    r = ask(engine, "복지 급여 신청서 제출해줘", session_id="s-consent")
+    request = "홍길동 1990-01-01 기초연금 신청해줘"
+    r = ask(engine, request, session_id="s-consent")
     assert r.stop_reason == "consent_required", (ids(r), r.answer)
     assert r.calls and r.calls[-1]["status"] == "consent_required"
+    assert not [e for e in r.events if e.type == "call_started"], "nothing dispatched without consent"
     assert "보유 기간" in r.answer and "거부할 권리" in r.answer and "목적" in r.answer
-    granted = ask(engine, "복지 급여 신청서 제출해줘", session_id="s-consent", consents=("welfare_application_submit",))
+    granted = ask(engine, request, session_id="s-consent", consents=("welfare_application_submit",))
     assert granted.stop_reason == "completed", granted.answer
-    assert granted.calls[-1]["tier"] == "mock"
+    assert granted.calls[-1]["tier"] == "mock" and granted.calls[-1]["status"] == "ok"
     assert "모의" in granted.answer
     assert store.has_consent("s-consent", "welfare_application_submit")
     assert store.verify().ok
+
+
+def test_consent_comes_before_asking_for_personal_data(engine):
+    r = ask(engine, "복지 급여 신청서 제출해줘", session_id="s-order")
+    assert r.stop_reason == "consent_required", (ids(r), r.answer)
+    after = ask(engine, "복지 급여 신청서 제출해줘", session_id="s-order", consents=("welfare_application_submit",))
+    assert after.stop_reason == "needs_input"
+    assert not [e for e in after.events if e.type == "call_started"]
 
 
 def test_handoff_stops_with_official_channel(engine):
