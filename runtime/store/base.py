@@ -82,9 +82,12 @@ def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
 
 
 def _event_dict(event: Any) -> dict[str, Any]:
-    if hasattr(event, "model_dump"):
-        return event.model_dump(mode="json")
-    return dict(event)
+    """Every stored event is an ``ummaya.runtime.events.Event`` (validated), kept as its JSON."""
+    from ummaya.runtime.events import Event
+
+    if not isinstance(event, Event):
+        event = Event.model_validate(event)
+    return event.model_dump(mode="json")
 
 
 def _norm_at(value: Any) -> Any:

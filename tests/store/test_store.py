@@ -486,7 +486,17 @@ def test_timeline_stamps_normalized_and_odd_values_kept(store) -> None:
     assert [s["at"] for s in got.states] == ["2026-11-29T23:00:00.000000Z",
                                              "2026-11-29T23:00:00.012000Z"]
     assert got.state == "completed" and got.created_at == start
-    assert got.events[0]["data"]["freshness"].startswith("2026-11-30 07:59:00")
+    assert got.events[0]["data"]["freshness"] == "2026-11-30T07:59:00Z"
+
+
+def test_events_must_be_the_one_event_model(store) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        store.put_trace(Trace(events=[{"seq": 0, "type": "not_an_event", "stage": "x", "t_ms": 0}]))
+    with pytest.raises(ValidationError):
+        store.put_trace(Trace(events=[{"type": "delta", "stage": "answer", "t_ms": 0}]))  # no seq
+    assert store.list_traces() == []
 
 
 def test_postgres_reconnects_after_connection_loss(db_url: str, store) -> None:
