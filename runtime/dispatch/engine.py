@@ -101,12 +101,14 @@ def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) 
             if f.name == name:
                 return f
         raise UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no fixture '{name}'")
-    for f in manifest.fixtures:
+    # Error fixtures answer only when asked for by name: a citizen whose arguments happen to equal
+    # an error fixture's request must not get a recorded gateway failure in Mock mode.
+    normal = [f for f in manifest.fixtures if f.expected is not None]
+    for f in normal:
         if with_defaults(manifest.input_schema, f.request) == dict(args):
             return f
-    for f in manifest.fixtures:
-        if f.expected is not None:
-            return f
+    for f in normal:
+        return f
     raise UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no normal fixture to answer from")
 
 
@@ -177,6 +179,7 @@ class Dispatcher:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         max_attempts: int = 3,
         backoff_s: float = 0.2,
+        max_body_bytes: int = 20_000_000,
     ):
         self.catalog = catalog
         self.env: Mapping[str, str] = os.environ if env is None else env
@@ -186,6 +189,7 @@ class Dispatcher:
         self.sleep = sleep
         self.max_attempts = max(1, max_attempts)
         self.backoff_s = backoff_s
+        self.max_body_bytes = max_body_bytes
         self._tokens: dict[tuple[str, str], tuple[str, float]] = {}
         self._cache: dict[tuple[str, str], tuple[float, CallOutcome]] = {}
         self._next_slot: dict[str, float] = {}
@@ -431,15 +435,12 @@ class Dispatcher:
             run.attempts += 1
             if run.live:
                 await self._pace(req.url, run.upstream.rate_limit_per_s)
+            err: UpstreamError
             try:
-                resp = await run.client.request(
-                    req.method, req.url, params=req.params, headers=req.headers, timeout=timeout
-                )
-                err: UpstreamError | None = None
-                try:
-                    return read_response(run.upstream.envelope, resp.status_code, resp.content, resp.reason_phrase)
-                except UpstreamError as exc:
-                    err = exc
+                status, reason, body = await self._fetch(run.client, req, timeout)
+                return read_response(run.upstream.envelope, status, body, reason)
+            except UpstreamError as exc:
+                err = exc
             except httpx.TimeoutException as exc:
                 err = UpstreamError(CHANNEL_UNAVAILABLE, "TIMEOUT", f"no answer within {timeout:g}s ({type(exc).__name__})", retryable=True)
             except httpx.TransportError as exc:
@@ -448,6 +449,22 @@ class Dispatcher:
                 raise err
             await self.sleep(self.backoff_s * (2 ** (attempt - 1)))
         raise AssertionError("unreachable")
+
+    async def _fetch(self, client: httpx.AsyncClient, req: BuiltRequest, timeout: float) -> tuple[int, str, bytes]:
+        """Status, reason and body — refusing bodies over ``max_body_bytes`` while streaming, so a
+        hostile or runaway upstream cannot fill memory."""
+        async with client.stream(
+            req.method, req.url, params=req.params, headers=req.headers, timeout=timeout
+        ) as resp:
+            chunks, size = [], 0
+            async for chunk in resp.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_body_bytes:
+                    raise UpstreamError(
+                        ADAPTER_ERROR, "PARSE", f"body larger than {self.max_body_bytes} bytes refused"
+                    )
+                chunks.append(chunk)
+            return resp.status_code, resp.reason_phrase, b"".join(chunks)
 
     async def _pace(self, url: str, rate: float | None) -> None:
         if not rate or rate <= 0:
