@@ -98,13 +98,22 @@ def decode_body(body: bytes) -> tuple[str, Any]:
     if text_head.startswith((b"<!doctype html", b"<html")) or b"<html" in text_head[:200]:
         raise parse_error("an HTML page instead of data (upstream error or maintenance page)")
     if text_head.startswith(b"<"):
-        return "xml", xml_to_dict(body)
+        # expat refuses anything (even a newline) before the XML declaration; a BOM is fine.
+        start = body.find(b"<")
+        return "xml", xml_to_dict(body[start:] if body[:start].strip(b" \t\r\n") == b"" else body)
     try:
-        return "json", json.loads(body.decode("utf-8-sig"))
+        text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise parse_error(f"body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
+        try:  # a few Korean legacy servers still answer in CP949 (EUC-KR)
+            text = body.decode("cp949")
+        except UnicodeDecodeError:
+            raise parse_error(f"body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
+    try:
+        return "json", json.loads(text)
     except json.JSONDecodeError as exc:
         raise parse_error(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise parse_error("JSON nested too deeply") from exc
 
 
 def _classify_code(code: str, message: str | None, env: Envelope | None, kind: KindDefaults) -> str:

@@ -1,5 +1,8 @@
 """XML bodies → plain dicts, through defusedxml only.
 
+Legacy Korean servers may still declare ``encoding="EUC-KR"``, which expat cannot read; such bodies
+are re-encoded to UTF-8 (through CP949, EUC-KR's superset) before parsing.
+
 Upstream XML is untrusted: defusedxml refuses entity declarations (billion laughs, external
 entities) and we report that as a PARSE error instead of expanding anything.
 
@@ -11,6 +14,7 @@ data there. Because a single ``<item>`` looks like a dict here, the projection w
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
 
@@ -42,7 +46,25 @@ def _convert(el: Element) -> Any:
     return out
 
 
+_DECL_ENCODING = re.compile(rb"""^(\s*<\?xml[^>]*encoding\s*=\s*["'])([A-Za-z0-9._-]+)(["'])""")
+
+
+def _as_utf8(body: bytes) -> bytes:
+    """expat cannot read multi-byte legacy encodings (EUC-KR); re-encode those to UTF-8 first."""
+    m = _DECL_ENCODING.match(body[:200])
+    if not m or m.group(2).lower() in (b"utf-8", b"utf8", b"us-ascii", b"ascii", b"iso-8859-1"):
+        return body
+    name = m.group(2).decode("ascii").lower()
+    codec = "cp949" if name in ("euc-kr", "euckr", "ks_c_5601-1987", "cp949", "x-windows-949") else name
+    try:
+        text = body[m.end():].decode(codec)
+    except (LookupError, UnicodeDecodeError) as exc:
+        raise parse_error(f"XML declared as {name} but unreadable as such: {exc}") from exc
+    return m.group(1) + b"UTF-8" + m.group(3) + text.encode("utf-8")
+
+
 def xml_to_dict(body: bytes) -> dict[str, Any]:
+    body = _as_utf8(body)
     try:
         root = fromstring(body, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except DefusedXmlException as exc:
@@ -51,4 +73,7 @@ def xml_to_dict(body: bytes) -> dict[str, Any]:
         raise parse_error(f"malformed or truncated XML: {exc}") from exc
     except (ValueError, RecursionError) as exc:  # odd encodings, absurd nesting
         raise parse_error(f"unreadable XML: {exc}") from exc
-    return {_tag(root): _convert(root)}
+    try:
+        return {_tag(root): _convert(root)}
+    except RecursionError as exc:
+        raise parse_error("XML nested too deeply") from exc

@@ -269,6 +269,13 @@ def test_unreadable_bodies_are_parse_errors_never_retried(srv, tmp_path, reply, 
     assert time.perf_counter() - t0 < 1.0  # the bomb is refused, not expanded
 
 
+def test_a_runaway_body_is_refused_while_streaming(srv, tmp_path):
+    srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS * 200), content_type=XML))
+    out = run(dispatcher(srv, ER, tmp_path=tmp_path, max_body_bytes=10_000).call("er_test", ARGS, mode="live"))
+    assert (out.error_class, out.error_code, out.attempts) == ("adapter_error", "PARSE", 1)
+    assert "larger than 10000 bytes" in out.error_message
+
+
 def test_upstream_drift_is_a_schema_error_naming_the_field(srv, tmp_path):
     srv.route(ER_PATH, Reply(body=data_go_kr_xml([{"hpid": "A1", "dutyName": "병원", "distance": "멀리"}]), content_type=XML))
     m = manifest("er_drift", **{**ER.model_dump(mode="json", exclude={"id"}), "upstream": {

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from ummaya.runtime.dispatch.envelopes import decode_body
 from ummaya.runtime.dispatch.errors import UpstreamError
 from ummaya.runtime.dispatch.resolvers import kma_forecast_base, kma_grid, kma_nowcast_base, resolve
 from ummaya.runtime.dispatch.transforms import (
@@ -171,3 +172,29 @@ def test_kma_pivot_nowcast_makes_one_record():
         {"baseDate": "20261130", "baseTime": "1300", "T1H": "3.4", "RN1": "0", "VEC": "287"}
     ]
     assert POSTPROCESSORS["kma_pivot_nowcast"]([]) == []
+
+
+# -- body decoding ----------------------------------------------------------------------------------
+
+
+def test_decode_body_tolerates_what_real_servers_send():
+    assert decode_body(b"\r\n  <?xml version='1.0' encoding='UTF-8'?><r><a>1</a></r>") == ("xml", {"r": {"a": "1"}})
+    assert decode_body("\ufeff<r><a>한글</a></r>".encode()) == ("xml", {"r": {"a": "한글"}})
+    assert decode_body("<?xml version='1.0' encoding='EUC-KR'?><r><a>부산</a></r>".encode("cp949")) == ("xml", {"r": {"a": "부산"}})
+    assert decode_body('{"sido": "부산"}'.encode("cp949")) == ("json", {"sido": "부산"})
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (b"", "empty body"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b"<a>" * 5_000 + b"</a>" * 5_000, "nested too deeply"),
+        (b"Unauthorized", "invalid JSON"),
+        (b"<html><body>502 Bad Gateway</body></html>", "HTML page"),
+    ],
+)
+def test_decode_body_refuses_with_parse(body, fragment):
+    with pytest.raises(UpstreamError) as exc:
+        decode_body(body)
+    assert exc.value.code == "PARSE" and fragment in exc.value.message
