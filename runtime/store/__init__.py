@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from .base import SQLStore, Store, apply_retention
 from .migrations import MIGRATIONS

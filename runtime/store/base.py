@@ -136,6 +136,10 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @abstractmethod
+    def ping(self) -> bool:
+        """True when the database answers and the schema is current (for /readyz)."""
+
     def __enter__(self) -> "Store":
         return self
 
@@ -297,6 +301,12 @@ class SQLStore(Store):
                 return []
             rows = tx.q("SELECT name FROM _migrations ORDER BY name")
         return [r["name"] for r in rows]
+
+    def ping(self) -> bool:
+        try:
+            return self.applied_migrations() == sorted(m.name for m in MIGRATIONS)
+        except Exception:
+            return False
 
     # ---- sessions
     def _session(self, row: dict[str, Any]) -> Session:

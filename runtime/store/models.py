@@ -8,7 +8,7 @@ import os
 import secrets
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 UTC = timezone.utc

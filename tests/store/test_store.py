@@ -93,6 +93,17 @@ def test_migrations_recorded_once_and_idempotent(db_url: str) -> None:
         raw.close()
 
 
+def test_ping(db_url: str) -> None:
+    s = open_store(db_url, migrate=False)
+    try:
+        assert s.ping() is False  # reachable, but the schema is not there yet
+        s.migrate()
+        assert s.ping() is True
+    finally:
+        s.close()
+    assert s.ping() is False  # closed
+
+
 def test_migration_names_are_ordered_and_unique() -> None:
     names = [m.name for m in MIGRATIONS]
     assert names == sorted(names) and len(set(names)) == len(names)
