@@ -38,7 +38,9 @@ def call_sync(
     except RuntimeError:
         pass
     else:
-        raise RuntimeError("call_sync() inside a running event loop; await Dispatcher.call() instead")
+        raise RuntimeError(
+            "call_sync() inside a running event loop; await Dispatcher.call() instead"
+        )
     if dispatcher is None:
         from ummaya.runtime.catalog import Catalog
 

@@ -109,7 +109,9 @@ def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) 
             return f
     for f in normal:
         return f
-    raise UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no normal fixture to answer from")
+    raise UpstreamError(
+        ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no normal fixture to answer from"
+    )
 
 
 def fixture_content_type(fixture: Fixture) -> str:
@@ -127,7 +129,9 @@ class FixtureTransport(httpx.AsyncBaseTransport):
     """Answers every request with one fixture body; ``routes`` (URL path → body) answer the
     lookup request. Records the requests it saw so tests can compare Mock and Live."""
 
-    def __init__(self, body: bytes, status: int, content_type: str, routes: dict[str, bytes] | None = None):
+    def __init__(
+        self, body: bytes, status: int, content_type: str, routes: dict[str, bytes] | None = None
+    ):
         self.body, self.status, self.content_type = body, status, content_type
         self.routes = routes or {}
         self.requests: list[httpx.Request] = []
@@ -240,8 +244,10 @@ class Dispatcher:
             manifest = self.catalog.get(adapter_id)
         except CatalogError as exc:
             return _error_outcome(
-                adapter_id, "live" if mode == "live" else "mock",
-                UpstreamError(ADAPTER_ERROR, "UNKNOWN_ADAPTER", str(exc)), t0,
+                adapter_id,
+                "live" if mode == "live" else "mock",
+                UpstreamError(ADAPTER_ERROR, "UNKNOWN_ADAPTER", str(exc)),
+                t0,
             )
         tier = self.resolve_tier(adapter_id, mode)
         if tier == "handoff":
@@ -255,12 +261,16 @@ class Dispatcher:
             return await self._mock(manifest, args, fixture, t0)
         return await self._live(manifest, args, t0)
 
-    async def call_many(self, calls: list[tuple[str, dict]], *, mode: Mode = "auto") -> list[CallOutcome]:
+    async def call_many(
+        self, calls: list[tuple[str, dict]], *, mode: Mode = "auto"
+    ) -> list[CallOutcome]:
         return list(await asyncio.gather(*(self.call(a, args, mode=mode) for a, args in calls)))
 
     # -- tiers' bodies -------------------------------------------------------------------------
 
-    async def _mock(self, manifest: Manifest, args: dict, fixture_name: str | None, t0: float) -> CallOutcome:
+    async def _mock(
+        self, manifest: Manifest, args: dict, fixture_name: str | None, t0: float
+    ) -> CallOutcome:
         assert manifest.upstream is not None
         try:
             fx = pick_fixture(manifest, args, fixture_name)
@@ -285,7 +295,14 @@ class Dispatcher:
         async with httpx.AsyncClient(
             transport=transport, follow_redirects=False, verify=_ssl_context(), trust_env=False
         ) as client:
-            run = _Run(manifest, manifest.upstream, client, base, live=False, lookup_body_present=bool(routes))
+            run = _Run(
+                manifest,
+                manifest.upstream,
+                client,
+                base,
+                live=False,
+                lookup_body_present=bool(routes),
+            )
             outcome = await self._execute(run, args, t0)
         outcome.fixture = fx.name
         return outcome
@@ -298,13 +315,18 @@ class Dispatcher:
                 credential(self.env, name)
             base = self.base_url_for(manifest)
             if not base:
-                raise UpstreamError(ADAPTER_ERROR, "NO_BASE_URL", f"{manifest.id}: upstream.base_url is not set")
+                raise UpstreamError(
+                    ADAPTER_ERROR, "NO_BASE_URL", f"{manifest.id}: upstream.base_url is not set"
+                )
         except UpstreamError as exc:
             return _error_outcome(manifest.id, "live", exc, t0)
 
         cache_key = None
         if upstream.cache_ttl_s:
-            cache_key = (manifest.id, json.dumps(args, sort_keys=True, ensure_ascii=False, default=str))
+            cache_key = (
+                manifest.id,
+                json.dumps(args, sort_keys=True, ensure_ascii=False, default=str),
+            )
             hit = self._cache.get(cache_key)
             if hit and hit[0] > self._now_s():
                 cached = hit[1].model_copy(deep=True)
@@ -316,12 +338,18 @@ class Dispatcher:
         # Proxy settings from the environment apply to real hosts, never to a loopback override.
         loopback = httpx.URL(base).host in ("127.0.0.1", "localhost", "::1")
         async with httpx.AsyncClient(
-            transport=transport, follow_redirects=False, verify=_ssl_context(), trust_env=not loopback
+            transport=transport,
+            follow_redirects=False,
+            verify=_ssl_context(),
+            trust_env=not loopback,
         ) as client:
             run = _Run(manifest, upstream, client, base, live=True)
             outcome = await self._execute(run, args, t0)
         if cache_key and outcome.status in ("ok", "no_data"):
-            self._cache[cache_key] = (self._now_s() + float(upstream.cache_ttl_s or 0), outcome.model_copy(deep=True))
+            self._cache[cache_key] = (
+                self._now_s() + float(upstream.cache_ttl_s or 0),
+                outcome.model_copy(deep=True),
+            )
         return outcome
 
     async def _execute(self, run: _Run, args: dict, t0: float) -> CallOutcome:
@@ -331,10 +359,14 @@ class Dispatcher:
             if args is None:
                 output = {"items": [], "total_count": 0}
                 return CallOutcome(
-                    adapter_id=run.manifest.id, tier=tier, status="no_data",
+                    adapter_id=run.manifest.id,
+                    tier=tier,
+                    status="no_data",
                     output=_fit_empty(output, run.manifest.output_schema),
                     error_message=f"lookup found no record to fill '{run.upstream.lookup.when_missing}'",  # type: ignore[union-attr]
-                    upstream_url=run.url, latency_ms=_ms(t0), attempts=run.attempts,
+                    upstream_url=run.url,
+                    latency_ms=_ms(t0),
+                    attempts=run.attempts,
                 )
             parsed = await self._main_request(run, args)
             output = build_output(parsed, run.upstream, run.manifest.output_schema)
@@ -344,8 +376,13 @@ class Dispatcher:
             return out
         status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
         return CallOutcome(
-            adapter_id=run.manifest.id, tier=tier, status=status, output=output,
-            upstream_url=run.url, latency_ms=_ms(t0), attempts=run.attempts,
+            adapter_id=run.manifest.id,
+            tier=tier,
+            status=status,
+            output=output,
+            upstream_url=run.url,
+            latency_ms=_ms(t0),
+            attempts=run.attempts,
         )
 
     # -- steps ---------------------------------------------------------------------------------
@@ -362,7 +399,9 @@ class Dispatcher:
         if run.upstream.format == "json":
             pairs.update({k: str(v) for k, v in (run.upstream.format_param or {}).items()})
         pairs.update(dict(query_pairs(lookup.params, {}, args)))
-        req = BuiltRequest("GET", url, list(pairs.items()), secret_names=secret_names(run.upstream.auth))
+        req = BuiltRequest(
+            "GET", url, list(pairs.items()), secret_names=secret_names(run.upstream.auth)
+        )
         parsed = await self._authorized(run, req)
         records = records_at(parsed.document, lookup.record_path)
         if not records:
@@ -373,7 +412,8 @@ class Dispatcher:
             value = get_path(first, source)
             if value is None:
                 raise UpstreamError(
-                    ADAPTER_ERROR, "LOOKUP",
+                    ADAPTER_ERROR,
+                    "LOOKUP",
                     f"upstream.lookup.pick.{input_name}: record has no field '{source}'",
                 )
             filled[input_name] = value
@@ -412,20 +452,25 @@ class Dispatcher:
             return cached[0]
         params = [(k, credential(self.env, v)) for k, v in auth.token_params.items()]
         req = BuiltRequest(
-            "GET", join_url(run.base_url, auth.token_path), params,
+            "GET",
+            join_url(run.base_url, auth.token_path),
+            params,
             secret_names=frozenset(auth.token_params),
         )
         parsed = await self._send(run, req, keep_url=False)
         token = get_path(parsed.document, auth.token_field)
         if not token:
-            raise UpstreamError(CREDENTIAL_MISSING, "TOKEN", f"token response has no '{auth.token_field}'")
+            raise UpstreamError(
+                CREDENTIAL_MISSING, "TOKEN", f"token response has no '{auth.token_field}'"
+            )
         self._tokens[key] = (str(token), self._now_s() + auth.token_ttl_s)
         return str(token)
 
     async def _send(self, run: _Run, req: BuiltRequest, *, keep_url: bool = True) -> Parsed:
         if host_of(req.url) != host_of(run.base_url):
             raise UpstreamError(
-                ADAPTER_ERROR, "HOST_GUARD",
+                ADAPTER_ERROR,
+                "HOST_GUARD",
                 f"refusing {host_of(req.url)}: {run.manifest.id} may only reach {host_of(run.base_url)}",
             )
         if keep_url:
@@ -442,15 +487,24 @@ class Dispatcher:
             except UpstreamError as exc:
                 err = exc
             except httpx.TimeoutException as exc:
-                err = UpstreamError(CHANNEL_UNAVAILABLE, "TIMEOUT", f"no answer within {timeout:g}s ({type(exc).__name__})", retryable=True)
+                err = UpstreamError(
+                    CHANNEL_UNAVAILABLE,
+                    "TIMEOUT",
+                    f"no answer within {timeout:g}s ({type(exc).__name__})",
+                    retryable=True,
+                )
             except httpx.TransportError as exc:
-                err = UpstreamError(CHANNEL_UNAVAILABLE, "CONNECT", f"{type(exc).__name__}: {exc}", retryable=True)
+                err = UpstreamError(
+                    CHANNEL_UNAVAILABLE, "CONNECT", f"{type(exc).__name__}: {exc}", retryable=True
+                )
             if not err.retryable or attempt == self.max_attempts:
                 raise err
             await self.sleep(self.backoff_s * (2 ** (attempt - 1)))
         raise AssertionError("unreachable")
 
-    async def _fetch(self, client: httpx.AsyncClient, req: BuiltRequest, timeout: float) -> tuple[int, str, bytes]:
+    async def _fetch(
+        self, client: httpx.AsyncClient, req: BuiltRequest, timeout: float
+    ) -> tuple[int, str, bytes]:
         """Status, reason and body — refusing bodies over ``max_body_bytes`` while streaming, so a
         hostile or runaway upstream cannot fill memory."""
         async with client.stream(
@@ -461,7 +515,9 @@ class Dispatcher:
                 size += len(chunk)
                 if size > self.max_body_bytes:
                     raise UpstreamError(
-                        ADAPTER_ERROR, "PARSE", f"body larger than {self.max_body_bytes} bytes refused"
+                        ADAPTER_ERROR,
+                        "PARSE",
+                        f"body larger than {self.max_body_bytes} bytes refused",
                     )
                 chunks.append(chunk)
             return resp.status_code, resp.reason_phrase, b"".join(chunks)
@@ -500,18 +556,31 @@ def _fit_empty(output: dict, schema: dict) -> dict:
     return output
 
 
-def _error_outcome(adapter_id: str, tier: TierName, exc: UpstreamError, t0: float, *, fixture: str | None = None) -> CallOutcome:
+def _error_outcome(
+    adapter_id: str, tier: TierName, exc: UpstreamError, t0: float, *, fixture: str | None = None
+) -> CallOutcome:
     return CallOutcome(
-        adapter_id=adapter_id, tier=tier, status="error", output=None,
-        error_class=exc.error_class, error_code=exc.code, error_message=exc.message,
-        latency_ms=_ms(t0), fixture=fixture,
+        adapter_id=adapter_id,
+        tier=tier,
+        status="error",
+        output=None,
+        error_class=exc.error_class,
+        error_code=exc.code,
+        error_message=exc.message,
+        latency_ms=_ms(t0),
+        fixture=fixture,
     )
 
 
 def handoff_outcome(manifest: Manifest, t0: float | None = None) -> CallOutcome:
-    material = manifest.handoff.model_dump(mode="json", exclude_none=True) if manifest.handoff else {}
+    material = (
+        manifest.handoff.model_dump(mode="json", exclude_none=True) if manifest.handoff else {}
+    )
     return CallOutcome(
-        adapter_id=manifest.id, tier="handoff", status="handoff", output=material,
+        adapter_id=manifest.id,
+        tier="handoff",
+        status="handoff",
+        output=material,
         latency_ms=_ms(t0) if t0 is not None else 0.0,
     )
 
@@ -521,9 +590,14 @@ def _outcome_from_expected(manifest: Manifest, fx: Fixture, t0: float | None) ->
     latency = _ms(t0) if t0 is not None else 0.0
     if fx.expected_error is not None:
         return CallOutcome(
-            adapter_id=manifest.id, tier="mock", status="error", error_class=fx.expected_error,
-            error_code="FIXTURE", error_message=fx.description or f"fixture {fx.name}",
-            latency_ms=latency, fixture=fx.name,
+            adapter_id=manifest.id,
+            tier="mock",
+            status="error",
+            error_class=fx.expected_error,
+            error_code="FIXTURE",
+            error_message=fx.description or f"fixture {fx.name}",
+            latency_ms=latency,
+            fixture=fx.name,
         )
     try:
         validate_output(fx.expected or {}, manifest.output_schema)
@@ -532,8 +606,12 @@ def _outcome_from_expected(manifest: Manifest, fx: Fixture, t0: float | None) ->
     items = (fx.expected or {}).get("items")
     status = "no_data" if isinstance(items, list) and not items else "ok"
     return CallOutcome(
-        adapter_id=manifest.id, tier="mock", status=status, output=copy.deepcopy(fx.expected),
-        latency_ms=latency, fixture=fx.name,
+        adapter_id=manifest.id,
+        tier="mock",
+        status=status,
+        output=copy.deepcopy(fx.expected),
+        latency_ms=latency,
+        fixture=fx.name,
     )
 
 
@@ -555,6 +633,11 @@ def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutc
         return _error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
     status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
     return CallOutcome(
-        adapter_id=manifest.id, tier="mock", status=status, output=output,
-        latency_ms=_ms(t0), fixture=fixture.name, attempts=1,
+        adapter_id=manifest.id,
+        tier="mock",
+        status=status,
+        output=output,
+        latency_ms=_ms(t0),
+        fixture=fixture.name,
+        attempts=1,
     )

@@ -49,25 +49,43 @@ _DATA_GO_KR_OK = ("00", "0", "INFO-000")
 
 KINDS: dict[str, KindDefaults] = {
     "data_go_kr": KindDefaults(
-        "response.header.resultCode", "response.header.resultMsg", "response.body.totalCount",
-        "response.body.items.item", "response.body", _DATA_GO_KR_OK,
+        "response.header.resultCode",
+        "response.header.resultMsg",
+        "response.body.totalCount",
+        "response.body.items.item",
+        "response.body",
+        _DATA_GO_KR_OK,
     ),
     "flat_result": KindDefaults(
         "resultCode", "resultMsg", "totalCount", "items.item", "", _DATA_GO_KR_OK
     ),
     "header_body": KindDefaults(
-        "header.resultCode", "header.resultMsg", "body.totalCount", "body.items", "body",
+        "header.resultCode",
+        "header.resultMsg",
+        "body.totalCount",
+        "body.items",
+        "body",
         _DATA_GO_KR_OK,
     ),
     "juso": KindDefaults(
-        "results.common.errorCode", "results.common.errorMessage", "results.common.totalCount",
-        "results.juso", "results.common", ("0",), credential=("E0001",), transient=("-999",),
+        "results.common.errorCode",
+        "results.common.errorMessage",
+        "results.common.totalCount",
+        "results.juso",
+        "results.common",
+        ("0",),
+        credential=("E0001",),
+        transient=("-999",),
     ),
     "kakao": KindDefaults(None, None, "meta.total_count", "documents", "meta"),
     "sgis": KindDefaults("errCd", "errMsg", None, "result", "", ("0",), credential=("-401",)),
     "wanted_list": KindDefaults(
-        "wantedList.resultCode", "wantedList.resultMessage", "wantedList.totalCount",
-        "wantedList.servList", "wantedList", ("0", "00"),
+        "wantedList.resultCode",
+        "wantedList.resultMessage",
+        "wantedList.totalCount",
+        "wantedList.servList",
+        "wantedList",
+        ("0", "00"),
     ),
     "json": KindDefaults(None, None, None, "", ""),
 }
@@ -111,7 +129,9 @@ def decode_body(body: bytes) -> tuple[str, Any]:
     try:
         return "json", json.loads(text)
     except json.JSONDecodeError as exc:
-        raise parse_error(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+        raise parse_error(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
     except RecursionError as exc:
         raise parse_error("JSON nested too deeply") from exc
 
@@ -137,9 +157,10 @@ def _gateway_error(doc: Any, env: Envelope | None, kind: KindDefaults) -> None:
     if not isinstance(header, dict):
         return
     code = _code_str(header.get("returnReasonCode")) or "99"
-    msg = " / ".join(
-        str(header[k]) for k in ("errMsg", "returnAuthMsg") if header.get(k)
-    ) or "gateway error"
+    msg = (
+        " / ".join(str(header[k]) for k in ("errMsg", "returnAuthMsg") if header.get(k))
+        or "gateway error"
+    )
     status = _classify_code(code, msg, env, kind)
     # A gateway envelope is an error even if a profile listed its code as success/no-data.
     raise UpstreamError(ADAPTER_ERROR, code, f"gateway answered {status} code {code}: {msg}")
@@ -163,9 +184,7 @@ def _http_error(status: int, doc: Any, reason: str) -> UpstreamError:
     return UpstreamError(ADAPTER_ERROR, code, message)
 
 
-def read_response(
-    env: Envelope | None, http_status: int, body: bytes, reason: str = ""
-) -> Parsed:
+def read_response(env: Envelope | None, http_status: int, body: bytes, reason: str = "") -> Parsed:
     kind = KINDS[env.kind if env else "json"]
     try:
         _, doc = decode_body(body)
@@ -183,7 +202,9 @@ def read_response(
     message = get_path(doc, message_path) if message_path else None
     message = None if message is None else str(message)
     if code_path and code is None:
-        raise parse_error(f"no result code at '{code_path}' (not a {env.kind if env else 'json'} envelope)")
+        raise parse_error(
+            f"no result code at '{code_path}' (not a {env.kind if env else 'json'} envelope)"
+        )
     status = _classify_code(code, message, env, kind) if code is not None else "ok"
 
     extras_path = kind.extras_path

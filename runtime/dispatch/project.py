@@ -59,7 +59,11 @@ def _item_schema(output_schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def records_from(parsed: Parsed, upstream: Upstream) -> list[Any]:
-    path = upstream.record_path if upstream.record_path is not None else default_record_path(upstream.envelope)
+    path = (
+        upstream.record_path
+        if upstream.record_path is not None
+        else default_record_path(upstream.envelope)
+    )
     records = records_at(parsed.document, path)
     if upstream.postprocess:
         fn = POSTPROCESSORS.get(upstream.postprocess)
@@ -74,13 +78,19 @@ def records_from(parsed: Parsed, upstream: Upstream) -> list[Any]:
     return records
 
 
-def build_output(parsed: Parsed, upstream: Upstream, output_schema: dict[str, Any]) -> dict[str, Any]:
+def build_output(
+    parsed: Parsed, upstream: Upstream, output_schema: dict[str, Any]
+) -> dict[str, Any]:
     records = records_from(parsed, upstream)
     item_schema = _item_schema(output_schema)
     items = []
     for i, rec in enumerate(records):
         item = _project_record(rec, upstream, i)
-        items.append(coerce_object(item, item_schema) if isinstance(item, dict) else coerce(item, item_schema))
+        items.append(
+            coerce_object(item, item_schema)
+            if isinstance(item, dict)
+            else coerce(item, item_schema)
+        )
 
     props: dict[str, Any] = output_schema.get("properties", {})
     total = None if upstream.postprocess else total_of(upstream.envelope, parsed.document)
@@ -102,8 +112,12 @@ def build_output(parsed: Parsed, upstream: Upstream, output_schema: dict[str, An
 
 
 def validate_output(out: dict[str, Any], output_schema: dict[str, Any]) -> None:
-    validator_cls = jsonschema.validators.validator_for(output_schema, jsonschema.Draft202012Validator)
-    errors = sorted(validator_cls(output_schema).iter_errors(out), key=lambda e: list(e.absolute_path))
+    validator_cls = jsonschema.validators.validator_for(
+        output_schema, jsonschema.Draft202012Validator
+    )
+    errors = sorted(
+        validator_cls(output_schema).iter_errors(out), key=lambda e: list(e.absolute_path)
+    )
     if errors:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(output)"

@@ -29,7 +29,17 @@ from .errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
 from .resolvers import resolve
 
 SECRET_PARAMS = frozenset(
-    {"servicekey", "confmkey", "accesstoken", "consumer_key", "consumer_secret", "apikey", "api_key", "key", "token"}
+    {
+        "servicekey",
+        "confmkey",
+        "accesstoken",
+        "consumer_key",
+        "consumer_secret",
+        "apikey",
+        "api_key",
+        "key",
+        "token",
+    }
 )
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
@@ -133,7 +143,9 @@ def build_request(
     return req
 
 
-def apply_auth(req: BuiltRequest, auth: Auth | None, env: Mapping[str, str], token: str | None) -> None:
+def apply_auth(
+    req: BuiltRequest, auth: Auth | None, env: Mapping[str, str], token: str | None
+) -> None:
     if auth is None or auth.style == "none":
         return
     if auth.style == "query":

@@ -55,9 +55,11 @@ def _as_utf8(body: bytes) -> bytes:
     if not m or m.group(2).lower() in (b"utf-8", b"utf8", b"us-ascii", b"ascii", b"iso-8859-1"):
         return body
     name = m.group(2).decode("ascii").lower()
-    codec = "cp949" if name in ("euc-kr", "euckr", "ks_c_5601-1987", "cp949", "x-windows-949") else name
+    codec = (
+        "cp949" if name in ("euc-kr", "euckr", "ks_c_5601-1987", "cp949", "x-windows-949") else name
+    )
     try:
-        text = body[m.end():].decode(codec)
+        text = body[m.end() :].decode(codec)
     except (LookupError, UnicodeDecodeError) as exc:
         raise parse_error(f"XML declared as {name} but unreadable as such: {exc}") from exc
     return m.group(1) + b"UTF-8" + m.group(3) + text.encode("utf-8")

@@ -26,7 +26,12 @@ KAKAO = Profile.model_validate(
         "id": "kakao",
         "title": "Kakao Local API",
         "base_url": "https://dapi.kakao.com",
-        "auth": {"style": "header", "param": "Authorization", "prefix": "KakaoAK ", "credential": "KAKAO_REST_API_KEY"},
+        "auth": {
+            "style": "header",
+            "param": "Authorization",
+            "prefix": "KakaoAK ",
+            "credential": "KAKAO_REST_API_KEY",
+        },
         "envelope": {"kind": "kakao"},
     }
 )
@@ -49,7 +54,10 @@ SGIS = Profile.model_validate(
             "style": "token_exchange",
             "param": "accessToken",
             "token_path": "/OpenAPI3/auth/authentication.json",
-            "token_params": {"consumer_key": "SGIS_CONSUMER_KEY", "consumer_secret": "SGIS_CONSUMER_SECRET"},
+            "token_params": {
+                "consumer_key": "SGIS_CONSUMER_KEY",
+                "consumer_secret": "SGIS_CONSUMER_SECRET",
+            },
             "token_field": "result.accessToken",
             "token_ttl_s": 3600,
             "expired_codes": ["-401"],
@@ -121,7 +129,9 @@ def manifest(adapter_id: str, **fields: Any) -> Manifest:
     return resolve_manifest(Manifest.model_validate(data), profiles())
 
 
-def catalog(tmp_path: Path, *manifests: Manifest, bodies: dict[str, dict[str, bytes]] | None = None) -> Catalog:
+def catalog(
+    tmp_path: Path, *manifests: Manifest, bodies: dict[str, dict[str, bytes]] | None = None
+) -> Catalog:
     """A Catalog over ``tmp_path`` with fixture bodies written to ``fixtures/<id>/<file>``."""
     for adapter_id, files in (bodies or {}).items():
         folder = tmp_path / "fixtures" / adapter_id

@@ -7,7 +7,15 @@ import time
 
 import pytest
 
-from tests.dispatch.helpers import FixedClock, SleepLog, catalog, item_schema, manifest, no_sleep, run
+from tests.dispatch.helpers import (
+    FixedClock,
+    SleepLog,
+    catalog,
+    item_schema,
+    manifest,
+    no_sleep,
+    run,
+)
 from tests.support.upstreams import (
     ENTITY_BOMB,
     HTML,
@@ -73,7 +81,12 @@ ER = manifest(
 )
 
 ROWS = [
-    {"hpid": "A2100002", "dutyName": "동아대학교병원", "dutyTel1": "051-240-2000", "distance": "4.12"},
+    {
+        "hpid": "A2100002",
+        "dutyName": "동아대학교병원",
+        "dutyTel1": "051-240-2000",
+        "distance": "4.12",
+    },
     {"hpid": "A2100040", "dutyName": "괴정성모병원", "dutyTel1": "-", "distance": "2.87"},
 ]
 ARGS = {"latitude": 35.1167, "longitude": 128.968}
@@ -100,7 +113,12 @@ def test_xml_normal_projects_and_sends_the_right_parameters(srv, tmp_path):
     assert out.status == "ok" and out.tier == "live" and out.attempts == 1
     assert out.output == {
         "items": [
-            {"hospital_id": "A2100002", "name": "동아대학교병원", "phone": "051-240-2000", "distance_km": 4.12},
+            {
+                "hospital_id": "A2100002",
+                "name": "동아대학교병원",
+                "phone": "051-240-2000",
+                "distance_km": 4.12,
+            },
             {"hospital_id": "A2100040", "name": "괴정성모병원", "phone": None, "distance_km": 2.87},
         ],
         "total_count": 2,
@@ -112,7 +130,9 @@ def test_xml_normal_projects_and_sends_the_right_parameters(srv, tmp_path):
     # The key arrives decoded exactly as issued: encoded once on the wire, never twice.
     assert seen.param("serviceKey") == DECODED_KEY
     assert "%25" not in seen.raw_query and "%2B" in seen.raw_query
-    assert "serviceKey" not in (out.upstream_url or "") and DECODED_KEY not in (out.upstream_url or "")
+    assert "serviceKey" not in (out.upstream_url or "") and DECODED_KEY not in (
+        out.upstream_url or ""
+    )
     assert out.upstream_url.startswith(srv.url + ER_PATH + "?")
 
 
@@ -159,8 +179,17 @@ HOSP = manifest(
         "path": HOSP_PATH,
         "format": "json",
         "format_param": {"_type": "json"},
-        "params": {"xPos": "longitude", "yPos": "latitude", "radius": "radius_m", "dgsbjtCd": "specialty_code"},
-        "fields": {"name": "yadmNm", "doctors": {"source": "drTotCnt", "transform": "int"}, "lon": "XPos"},
+        "params": {
+            "xPos": "longitude",
+            "yPos": "latitude",
+            "radius": "radius_m",
+            "dgsbjtCd": "specialty_code",
+        },
+        "fields": {
+            "name": "yadmNm",
+            "doctors": {"source": "drTotCnt", "transform": "int"},
+            "lon": "XPos",
+        },
     },
     input_schema={
         "type": "object",
@@ -172,7 +201,11 @@ HOSP = manifest(
         },
     },
     output_schema=item_schema(
-        {"name": {"type": "string"}, "doctors": {"type": ["integer", "null"]}, "lon": {"type": "number"}}
+        {
+            "name": {"type": "string"},
+            "doctors": {"type": ["integer", "null"]},
+            "lon": {"type": "number"},
+        }
     ),
 )
 
@@ -181,9 +214,16 @@ HOSP = manifest(
 def test_json_envelope_list_or_single_object(srv, tmp_path, shape):
     rows = [{"yadmNm": "부산의원", "drTotCnt": 3, "XPos": 129.0750}]
     srv.route(HOSP_PATH, Reply(body=data_go_kr_json(rows, shape=shape)))
-    out = run(dispatcher(srv, HOSP, tmp_path=tmp_path).call("hosp_test", {"latitude": 35.18, "longitude": 129.07}, mode="live"))
+    out = run(
+        dispatcher(srv, HOSP, tmp_path=tmp_path).call(
+            "hosp_test", {"latitude": 35.18, "longitude": 129.07}, mode="live"
+        )
+    )
     assert out.status == "ok"
-    assert out.output == {"items": [{"name": "부산의원", "doctors": 3, "lon": 129.075}], "total_count": 1}
+    assert out.output == {
+        "items": [{"name": "부산의원", "doctors": 3, "lon": 129.075}],
+        "total_count": 1,
+    }
     seen = srv.seen(HOSP_PATH)[0]
     assert seen.param("_type") == "json" and seen.param("radius") == "1000"
     assert seen.param("xPos") == "129.07" and seen.param("yPos") == "35.18"
@@ -200,9 +240,17 @@ def test_gateway_xml_error_is_read_even_though_json_was_asked(srv, tmp_path):
 
 
 def test_gateway_quota_error_is_retried_then_channel_unavailable(srv, tmp_path):
-    srv.route(HOSP_PATH, Reply(body=gateway_error_xml("22", "LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR"), content_type=JSON))
+    srv.route(
+        HOSP_PATH,
+        Reply(
+            body=gateway_error_xml("22", "LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR"),
+            content_type=JSON,
+        ),
+    )
     sleep = SleepLog()
-    out = run(dispatcher(srv, HOSP, tmp_path=tmp_path, sleep=sleep).call("hosp_test", {}, mode="live"))
+    out = run(
+        dispatcher(srv, HOSP, tmp_path=tmp_path, sleep=sleep).call("hosp_test", {}, mode="live")
+    )
     assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "22", 3)
     assert len(srv.seen(HOSP_PATH)) == 3
     assert sleep.delays == [0.2, 0.4]  # exponential backoff between attempts
@@ -210,9 +258,16 @@ def test_gateway_quota_error_is_retried_then_channel_unavailable(srv, tmp_path):
 
 @pytest.mark.parametrize(
     ("code", "error_class", "attempts"),
-    [("01", "channel_unavailable", 3), ("05", "channel_unavailable", 3), ("10", "adapter_error", 1), ("31", "credential_missing", 1)],
+    [
+        ("01", "channel_unavailable", 3),
+        ("05", "channel_unavailable", 3),
+        ("10", "adapter_error", 1),
+        ("31", "credential_missing", 1),
+    ],
 )
-def test_result_codes_classified_and_only_transient_ones_retried(srv, tmp_path, code, error_class, attempts):
+def test_result_codes_classified_and_only_transient_ones_retried(
+    srv, tmp_path, code, error_class, attempts
+):
     srv.route(HOSP_PATH, Reply(body=data_go_kr_json([], code=code, msg="ERR", shape="empty")))
     out = run(dispatcher(srv, HOSP, tmp_path=tmp_path).call("hosp_test", {}, mode="live"))
     assert (out.error_class, out.error_code, out.attempts) == (error_class, code, attempts)
@@ -221,7 +276,13 @@ def test_result_codes_classified_and_only_transient_ones_retried(srv, tmp_path, 
 
 def test_503_is_retried_and_a_later_success_wins(srv, tmp_path):
     rows = [{"yadmNm": "부산의원", "drTotCnt": "3", "XPos": "129.075"}]
-    srv.route(HOSP_PATH, [Reply(503, html_error_page(503, "Service Unavailable"), HTML), Reply(body=data_go_kr_json(rows))])
+    srv.route(
+        HOSP_PATH,
+        [
+            Reply(503, html_error_page(503, "Service Unavailable"), HTML),
+            Reply(body=data_go_kr_json(rows)),
+        ],
+    )
     out = run(dispatcher(srv, HOSP, tmp_path=tmp_path).call("hosp_test", {}, mode="live"))
     assert out.status == "ok" and out.attempts == 2
     assert out.output["items"] == [{"name": "부산의원", "doctors": 3, "lon": 129.075}]
@@ -236,7 +297,9 @@ def test_503_every_time_gives_channel_unavailable_after_bounded_attempts(srv, tm
 def test_slow_upstream_times_out_as_channel_unavailable(srv, tmp_path):
     srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS), content_type=XML, delay_s=1.0))
     t0 = time.perf_counter()
-    out = run(dispatcher(srv, ER, tmp_path=tmp_path, max_attempts=2).call("er_test", ARGS, mode="live"))
+    out = run(
+        dispatcher(srv, ER, tmp_path=tmp_path, max_attempts=2).call("er_test", ARGS, mode="live")
+    )
     assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "TIMEOUT", 2)
     assert time.perf_counter() - t0 < 1.5  # 2 × 0.3 s timeout, not 2 × 1 s
 
@@ -264,24 +327,45 @@ def test_unreadable_bodies_are_parse_errors_never_retried(srv, tmp_path, reply, 
     srv.route(ER_PATH, reply)
     t0 = time.perf_counter()
     out = run(dispatcher(srv, ER, tmp_path=tmp_path).call("er_test", ARGS, mode="live"))
-    assert (out.status, out.error_class, out.error_code, out.attempts) == ("error", "adapter_error", "PARSE", 1)
+    assert (out.status, out.error_class, out.error_code, out.attempts) == (
+        "error",
+        "adapter_error",
+        "PARSE",
+        1,
+    )
     assert fragment in out.error_message
     assert time.perf_counter() - t0 < 1.0  # the bomb is refused, not expanded
 
 
 def test_a_runaway_body_is_refused_while_streaming(srv, tmp_path):
     srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS * 200), content_type=XML))
-    out = run(dispatcher(srv, ER, tmp_path=tmp_path, max_body_bytes=10_000).call("er_test", ARGS, mode="live"))
+    out = run(
+        dispatcher(srv, ER, tmp_path=tmp_path, max_body_bytes=10_000).call(
+            "er_test", ARGS, mode="live"
+        )
+    )
     assert (out.error_class, out.error_code, out.attempts) == ("adapter_error", "PARSE", 1)
     assert "larger than 10000 bytes" in out.error_message
 
 
 def test_upstream_drift_is_a_schema_error_naming_the_field(srv, tmp_path):
-    srv.route(ER_PATH, Reply(body=data_go_kr_xml([{"hpid": "A1", "dutyName": "병원", "distance": "멀리"}]), content_type=XML))
-    m = manifest("er_drift", **{**ER.model_dump(mode="json", exclude={"id"}), "upstream": {
-        **ER.upstream.model_dump(mode="json", exclude_none=True),
-        "fields": {"hospital_id": "hpid", "name": "dutyName", "distance_km": "distance"},
-    }})
+    srv.route(
+        ER_PATH,
+        Reply(
+            body=data_go_kr_xml([{"hpid": "A1", "dutyName": "병원", "distance": "멀리"}]),
+            content_type=XML,
+        ),
+    )
+    m = manifest(
+        "er_drift",
+        **{
+            **ER.model_dump(mode="json", exclude={"id"}),
+            "upstream": {
+                **ER.upstream.model_dump(mode="json", exclude_none=True),
+                "fields": {"hospital_id": "hpid", "name": "dutyName", "distance_km": "distance"},
+            },
+        },
+    )
     out = run(dispatcher(srv, m, tmp_path=tmp_path).call("er_drift", ARGS, mode="live"))
     assert (out.error_class, out.error_code) == ("adapter_error", "SCHEMA")
     assert out.error_message.startswith("items/0/distance_km:")
@@ -307,9 +391,26 @@ KAKAO = manifest(
         "params": {"query": "query", "x": "longitude", "y": "latitude"},
         "fields": {"name": "place_name", "lon": "x", "lat": "y"},
     },
-    input_schema={"type": "object", "required": ["query"], "properties": {"query": {"type": "string"}, "latitude": {"type": "number"}, "longitude": {"type": "number"}}},
-    output_schema={**item_schema({"name": {"type": "string"}, "lon": {"type": "number"}, "lat": {"type": "number"}}),
-                   "properties": {**item_schema({"name": {"type": "string"}, "lon": {"type": "number"}, "lat": {"type": "number"}})["properties"], "is_end": {"type": "boolean"}}},
+    input_schema={
+        "type": "object",
+        "required": ["query"],
+        "properties": {
+            "query": {"type": "string"},
+            "latitude": {"type": "number"},
+            "longitude": {"type": "number"},
+        },
+    },
+    output_schema={
+        **item_schema(
+            {"name": {"type": "string"}, "lon": {"type": "number"}, "lat": {"type": "number"}}
+        ),
+        "properties": {
+            **item_schema(
+                {"name": {"type": "string"}, "lon": {"type": "number"}, "lat": {"type": "number"}}
+            )["properties"],
+            "is_end": {"type": "boolean"},
+        },
+    },
 )
 KAKAO_ENV = {"KAKAO_REST_API_KEY": "kakao-secret"}
 
@@ -317,9 +418,17 @@ KAKAO_ENV = {"KAKAO_REST_API_KEY": "kakao-secret"}
 def test_kakao_header_auth_documents_and_meta(srv, tmp_path):
     docs = [{"place_name": "동아대학교 승학캠퍼스", "x": "128.9680", "y": "35.1167", "id": "8"}]
     srv.route(KAKAO_PATH, Reply(body=kakao_json(docs, total=7, is_end=False)))
-    out = run(dispatcher(srv, KAKAO, env=KAKAO_ENV, tmp_path=tmp_path).call("kakao_test", {"query": "동아대 승학캠퍼스"}, mode="live"))
+    out = run(
+        dispatcher(srv, KAKAO, env=KAKAO_ENV, tmp_path=tmp_path).call(
+            "kakao_test", {"query": "동아대 승학캠퍼스"}, mode="live"
+        )
+    )
     assert out.status == "ok"
-    assert out.output == {"items": [{"name": "동아대학교 승학캠퍼스", "lon": 128.968, "lat": 35.1167}], "total_count": 7, "is_end": False}
+    assert out.output == {
+        "items": [{"name": "동아대학교 승학캠퍼스", "lon": 128.968, "lat": 35.1167}],
+        "total_count": 7,
+        "is_end": False,
+    }
     seen = srv.seen(KAKAO_PATH)[0]
     assert seen.headers["authorization"] == "KakaoAK kakao-secret"
     assert seen.param("query") == "동아대 승학캠퍼스"
@@ -327,16 +436,39 @@ def test_kakao_header_auth_documents_and_meta(srv, tmp_path):
 
 
 def test_kakao_401_json_error_is_credential_missing(srv, tmp_path):
-    srv.route(KAKAO_PATH, Reply(401, kakao_error("AccessDeniedError", "wrong appkey format"), "application/json;charset=UTF-8"))
-    out = run(dispatcher(srv, KAKAO, env=KAKAO_ENV, tmp_path=tmp_path).call("kakao_test", {"query": "x"}, mode="live"))
-    assert (out.error_class, out.error_code, out.attempts) == ("credential_missing", "AccessDeniedError", 1)
+    srv.route(
+        KAKAO_PATH,
+        Reply(
+            401,
+            kakao_error("AccessDeniedError", "wrong appkey format"),
+            "application/json;charset=UTF-8",
+        ),
+    )
+    out = run(
+        dispatcher(srv, KAKAO, env=KAKAO_ENV, tmp_path=tmp_path).call(
+            "kakao_test", {"query": "x"}, mode="live"
+        )
+    )
+    assert (out.error_class, out.error_code, out.attempts) == (
+        "credential_missing",
+        "AccessDeniedError",
+        1,
+    )
     assert "wrong appkey format" in out.error_message
 
 
 def test_kakao_400_is_an_adapter_error(srv, tmp_path):
     srv.route(KAKAO_PATH, Reply(400, kakao_error("InvalidArgument", "query is empty")))
-    out = run(dispatcher(srv, KAKAO, env=KAKAO_ENV, tmp_path=tmp_path).call("kakao_test", {"query": "x"}, mode="live"))
-    assert (out.error_class, out.error_code, out.attempts) == ("adapter_error", "InvalidArgument", 1)
+    out = run(
+        dispatcher(srv, KAKAO, env=KAKAO_ENV, tmp_path=tmp_path).call(
+            "kakao_test", {"query": "x"}, mode="live"
+        )
+    )
+    assert (out.error_class, out.error_code, out.attempts) == (
+        "adapter_error",
+        "InvalidArgument",
+        1,
+    )
 
 
 JUSO_PATH = "/addrlink/addrLinkApi.do"
@@ -351,16 +483,36 @@ JUSO = manifest(
         "static_params": {"currentPage": 1},
         "fields": {"road_address": "roadAddr", "adm_code": "admCd", "zip": "zipNo"},
     },
-    input_schema={"type": "object", "required": ["keyword"], "properties": {"keyword": {"type": "string"}, "limit": {"type": "integer", "default": 10}}},
-    output_schema=item_schema({"road_address": {"type": "string"}, "adm_code": {"type": "string"}, "zip": {"type": "string"}}),
+    input_schema={
+        "type": "object",
+        "required": ["keyword"],
+        "properties": {"keyword": {"type": "string"}, "limit": {"type": "integer", "default": 10}},
+    },
+    output_schema=item_schema(
+        {
+            "road_address": {"type": "string"},
+            "adm_code": {"type": "string"},
+            "zip": {"type": "string"},
+        }
+    ),
 )
 
 
 def test_juso_success_and_key_param(srv, tmp_path):
-    juso = [{"roadAddr": "부산광역시 사하구 낙동대로550번길 37 (하단동)", "admCd": "2638010100", "zipNo": "49315"}]
+    juso = [
+        {
+            "roadAddr": "부산광역시 사하구 낙동대로550번길 37 (하단동)",
+            "admCd": "2638010100",
+            "zipNo": "49315",
+        }
+    ]
     srv.route(JUSO_PATH, Reply(body=juso_json(juso)))
     env = {"JUSO_CONFM_KEY": "U01TX0FVVEg="}
-    out = run(dispatcher(srv, JUSO, env=env, tmp_path=tmp_path).call("juso_test", {"keyword": "낙동대로550번길 37"}, mode="live"))
+    out = run(
+        dispatcher(srv, JUSO, env=env, tmp_path=tmp_path).call(
+            "juso_test", {"keyword": "낙동대로550번길 37"}, mode="live"
+        )
+    )
     assert out.status == "ok" and out.output["items"][0]["adm_code"] == "2638010100"
     seen = srv.seen(JUSO_PATH)[0]
     assert seen.param("confmKey") == "U01TX0FVVEg=" and seen.param("resultType") == "json"
@@ -369,8 +521,15 @@ def test_juso_success_and_key_param(srv, tmp_path):
 
 
 def test_juso_e0001_is_credential_missing(srv, tmp_path):
-    srv.route(JUSO_PATH, Reply(body=juso_json([], error_code="E0001", error_message="승인되지 않은 KEY 입니다.")))
-    out = run(dispatcher(srv, JUSO, env={"JUSO_CONFM_KEY": "bad"}, tmp_path=tmp_path).call("juso_test", {"keyword": "x"}, mode="live"))
+    srv.route(
+        JUSO_PATH,
+        Reply(body=juso_json([], error_code="E0001", error_message="승인되지 않은 KEY 입니다.")),
+    )
+    out = run(
+        dispatcher(srv, JUSO, env={"JUSO_CONFM_KEY": "bad"}, tmp_path=tmp_path).call(
+            "juso_test", {"keyword": "x"}, mode="live"
+        )
+    )
     assert (out.error_class, out.error_code, out.attempts) == ("credential_missing", "E0001", 1)
     assert "승인되지 않은 KEY" in out.error_message
 
@@ -388,8 +547,13 @@ SGIS = manifest(
         "static_params": {"addr_type": 20},
         "fields": {"sido": "sido_nm", "sigungu": "sgg_nm", "address": "full_addr"},
     },
-    input_schema={"type": "object", "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}}},
-    output_schema=item_schema({"sido": {"type": "string"}, "sigungu": {"type": "string"}, "address": {"type": "string"}}),
+    input_schema={
+        "type": "object",
+        "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
+    },
+    output_schema=item_schema(
+        {"sido": {"type": "string"}, "sigungu": {"type": "string"}, "address": {"type": "string"}}
+    ),
 )
 SGIS_ENV = {"SGIS_CONSUMER_KEY": "ck-123", "SGIS_CONSUMER_SECRET": "cs-456"}
 
@@ -401,16 +565,31 @@ def test_sgis_token_exchange_refreshes_once_on_minus_401(srv, tmp_path):
     def geocode(seen):
         if seen.param("accessToken") != "tok-fresh":
             return Reply(body=sgis_json(None, err_cd=-401, err_msg="인증 정보가 존재하지 않습니다"))
-        return Reply(body=sgis_json([{"sido_nm": "부산광역시", "sgg_nm": "사하구", "full_addr": "부산광역시 사하구 하단동"}]))
+        return Reply(
+            body=sgis_json(
+                [
+                    {
+                        "sido_nm": "부산광역시",
+                        "sgg_nm": "사하구",
+                        "full_addr": "부산광역시 사하구 하단동",
+                    }
+                ]
+            )
+        )
 
     srv.route(SGIS_PATH, geocode)
     d = dispatcher(srv, SGIS, env=SGIS_ENV, tmp_path=tmp_path)
     out = run(d.call("sgis_test", {"latitude": 35.1167, "longitude": 128.968}, mode="live"))
     assert out.status == "ok"
-    assert out.output["items"] == [{"sido": "부산광역시", "sigungu": "사하구", "address": "부산광역시 사하구 하단동"}]
+    assert out.output["items"] == [
+        {"sido": "부산광역시", "sigungu": "사하구", "address": "부산광역시 사하구 하단동"}
+    ]
     token_calls = srv.seen(SGIS_TOKEN)
     assert len(token_calls) == 2
-    assert token_calls[0].param("consumer_key") == "ck-123" and token_calls[0].param("consumer_secret") == "cs-456"
+    assert (
+        token_calls[0].param("consumer_key") == "ck-123"
+        and token_calls[0].param("consumer_secret") == "cs-456"
+    )
     assert [s.param("accessToken") for s in srv.seen(SGIS_PATH)] == ["tok-stale", "tok-fresh"]
     assert "accessToken" not in out.upstream_url and "cs-456" not in out.upstream_url
     # The fresh token is cached: a second call exchanges nothing.
@@ -421,14 +600,21 @@ def test_sgis_token_exchange_refreshes_once_on_minus_401(srv, tmp_path):
 def test_sgis_token_still_refused_after_refresh_is_credential_missing(srv, tmp_path):
     srv.route(SGIS_TOKEN, Reply(body=sgis_token_json("tok")))
     srv.route(SGIS_PATH, Reply(body=sgis_json(None, err_cd=-401, err_msg="expired")))
-    out = run(dispatcher(srv, SGIS, env=SGIS_ENV, tmp_path=tmp_path).call("sgis_test", {}, mode="live"))
+    out = run(
+        dispatcher(srv, SGIS, env=SGIS_ENV, tmp_path=tmp_path).call("sgis_test", {}, mode="live")
+    )
     assert (out.error_class, out.error_code) == ("credential_missing", "-401")
     assert len(srv.seen(SGIS_TOKEN)) == 2 and len(srv.seen(SGIS_PATH)) == 2
 
 
 def test_sgis_token_request_refused(srv, tmp_path):
-    srv.route(SGIS_TOKEN, Reply(body=sgis_json(None, err_cd=-401, err_msg="인증 정보가 존재하지 않습니다")))
-    out = run(dispatcher(srv, SGIS, env=SGIS_ENV, tmp_path=tmp_path).call("sgis_test", {}, mode="live"))
+    srv.route(
+        SGIS_TOKEN,
+        Reply(body=sgis_json(None, err_cd=-401, err_msg="인증 정보가 존재하지 않습니다")),
+    )
+    out = run(
+        dispatcher(srv, SGIS, env=SGIS_ENV, tmp_path=tmp_path).call("sgis_test", {}, mode="live")
+    )
     assert (out.status, out.error_class, out.error_code) == ("error", "credential_missing", "-401")
     assert srv.seen(SGIS_PATH) == []
 
@@ -443,21 +629,66 @@ KOROAD = manifest(
         "format_param": {"type": "json"},
         "params": {"searchYearCd": "year", "siDo": "sido_code", "guGun": "gugun_code"},
         "envelope": {"kind": "flat_result", "success_codes": ["00"], "no_data_codes": ["03"]},
-        "fields": {"spot": "spot_nm", "accidents": "occrrnc_cnt", "casualties": "caslt_cnt", "lat": "la_crd"},
+        "fields": {
+            "spot": "spot_nm",
+            "accidents": "occrrnc_cnt",
+            "casualties": "caslt_cnt",
+            "lat": "la_crd",
+        },
     },
-    input_schema={"type": "object", "properties": {"year": {"type": "integer"}, "sido_code": {"type": "string"}, "gugun_code": {"type": "string"}}},
-    output_schema=item_schema({"spot": {"type": "string"}, "accidents": {"type": "integer"}, "casualties": {"type": "integer"}, "lat": {"type": "number"}}),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "year": {"type": "integer"},
+            "sido_code": {"type": "string"},
+            "gugun_code": {"type": "string"},
+        },
+    },
+    output_schema=item_schema(
+        {
+            "spot": {"type": "string"},
+            "accidents": {"type": "integer"},
+            "casualties": {"type": "integer"},
+            "lat": {"type": "number"},
+        }
+    ),
 )
 
 
 def test_koroad_flat_json(srv, tmp_path):
-    items = [{"spot_nm": "부산광역시 사하구 하단동(하단교차로 부근)", "occrrnc_cnt": 7, "caslt_cnt": "9", "la_crd": "35.1062"}]
+    items = [
+        {
+            "spot_nm": "부산광역시 사하구 하단동(하단교차로 부근)",
+            "occrrnc_cnt": 7,
+            "caslt_cnt": "9",
+            "la_crd": "35.1062",
+        }
+    ]
     srv.route(KOROAD_PATH, Reply(body=flat_result_json(items, total=12)))
-    out = run(dispatcher(srv, KOROAD, tmp_path=tmp_path).call("koroad_test", {"year": 2023, "sido_code": "26", "gugun_code": "380"}, mode="live"))
+    out = run(
+        dispatcher(srv, KOROAD, tmp_path=tmp_path).call(
+            "koroad_test", {"year": 2023, "sido_code": "26", "gugun_code": "380"}, mode="live"
+        )
+    )
     assert out.status == "ok"
-    assert out.output == {"items": [{"spot": "부산광역시 사하구 하단동(하단교차로 부근)", "accidents": 7, "casualties": 9, "lat": 35.1062}], "total_count": 12}
+    assert out.output == {
+        "items": [
+            {
+                "spot": "부산광역시 사하구 하단동(하단교차로 부근)",
+                "accidents": 7,
+                "casualties": 9,
+                "lat": 35.1062,
+            }
+        ],
+        "total_count": 12,
+    }
     seen = srv.seen(KOROAD_PATH)[0]
-    assert (seen.param("searchYearCd"), seen.param("siDo"), seen.param("guGun"), seen.param("type")) == ("2023", "26", "380", "json")
+    assert (
+        seen.param("searchYearCd"),
+        seen.param("siDo"),
+        seen.param("guGun"),
+        seen.param("type"),
+    ) == ("2023", "26", "380", "json")
 
 
 MFDS_PATH = "/1471000/DrbEasyDrugInfoService/getDrbEasyDrugList"
@@ -476,8 +707,18 @@ MFDS = manifest(
             "warning": {"source": "atpnWarnQesitm", "transform": "strip_html"},
         },
     },
-    input_schema={"type": "object", "required": ["drug_name"], "properties": {"drug_name": {"type": "string"}}},
-    output_schema=item_schema({"name": {"type": "string"}, "efficacy": {"type": ["string", "null"]}, "warning": {"type": ["string", "null"]}}),
+    input_schema={
+        "type": "object",
+        "required": ["drug_name"],
+        "properties": {"drug_name": {"type": "string"}},
+    },
+    output_schema=item_schema(
+        {
+            "name": {"type": "string"},
+            "efficacy": {"type": ["string", "null"]},
+            "warning": {"type": ["string", "null"]},
+        }
+    ),
 )
 
 
@@ -490,7 +731,11 @@ def test_mfds_header_body_with_html_in_text_fields(srv, tmp_path):
         }
     ]
     srv.route(MFDS_PATH, Reply(body=header_body_json(items)))
-    out = run(dispatcher(srv, MFDS, tmp_path=tmp_path).call("mfds_test", {"drug_name": "타이레놀"}, mode="live"))
+    out = run(
+        dispatcher(srv, MFDS, tmp_path=tmp_path).call(
+            "mfds_test", {"drug_name": "타이레놀"}, mode="live"
+        )
+    )
     assert out.status == "ok"
     (item,) = out.output["items"]
     assert item == {
@@ -509,21 +754,54 @@ WELFARE = manifest(
         "profile": "data_go_kr",
         "path": WELFARE_PATH,
         "format": "xml",
-        "params": {"searchWrd": "keyword", "lifeArray": "life_stage", "trgterIndvdlArray": "target_group"},
+        "params": {
+            "searchWrd": "keyword",
+            "lifeArray": "life_stage",
+            "trgterIndvdlArray": "target_group",
+        },
         "static_params": {"callTp": "L", "srchKeyCode": "003"},
         "envelope": {"kind": "wanted_list"},
-        "fields": {"id": "servId", "name": "servNm", "ministry": "jurMnofNm", "online": "onapPsbltYn"},
+        "fields": {
+            "id": "servId",
+            "name": "servNm",
+            "ministry": "jurMnofNm",
+            "online": "onapPsbltYn",
+        },
     },
-    input_schema={"type": "object", "properties": {"keyword": {"type": "string"}, "life_stage": {"type": "string"}, "target_group": {"type": "array", "items": {"type": "string"}}}},
-    output_schema=item_schema({"id": {"type": "string"}, "name": {"type": "string"}, "ministry": {"type": "string"}, "online": {"type": ["boolean", "null"]}}),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "keyword": {"type": "string"},
+            "life_stage": {"type": "string"},
+            "target_group": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    output_schema=item_schema(
+        {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "ministry": {"type": "string"},
+            "online": {"type": ["boolean", "null"]},
+        }
+    ),
 )
 
 
 @pytest.mark.parametrize("n", [1, 2])
 def test_mohw_wanted_list_xml_with_camel_case_parameters(srv, tmp_path, n):
     servs = [
-        {"servId": "WLF00001188", "servNm": "첫만남이용권", "jurMnofNm": "보건복지부", "onapPsbltYn": "Y"},
-        {"servId": "WLF00000024", "servNm": "아동수당", "jurMnofNm": "보건복지부", "onapPsbltYn": "N"},
+        {
+            "servId": "WLF00001188",
+            "servNm": "첫만남이용권",
+            "jurMnofNm": "보건복지부",
+            "onapPsbltYn": "Y",
+        },
+        {
+            "servId": "WLF00000024",
+            "servNm": "아동수당",
+            "jurMnofNm": "보건복지부",
+            "onapPsbltYn": "N",
+        },
     ][:n]
     srv.route(WELFARE_PATH, Reply(body=wanted_list_xml(servs), content_type=XML))
     args = {"keyword": "출산", "life_stage": "001", "target_group": ["050", "060"]}
@@ -548,7 +826,12 @@ KMA = manifest(
         "path": KMA_PATH,
         "format_param": {"dataType": "JSON"},
         "static_params": {"numOfRows": 100},
-        "derived_params": {"nx": "kma_grid.nx", "ny": "kma_grid.ny", "base_date": "kma_nowcast.date", "base_time": "kma_nowcast.time"},
+        "derived_params": {
+            "nx": "kma_grid.nx",
+            "ny": "kma_grid.ny",
+            "base_date": "kma_nowcast.date",
+            "base_time": "kma_nowcast.time",
+        },
         "postprocess": "kma_pivot_nowcast",
         "fields": {
             "observed_at": "baseTime",
@@ -557,22 +840,52 @@ KMA = manifest(
             "humidity_pct": "REH",
         },
     },
-    input_schema={"type": "object", "required": ["latitude", "longitude"], "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}}},
-    output_schema=item_schema({"observed_at": {"type": "string"}, "temperature_c": {"type": "number"}, "rain_mm": {"type": "number"}, "humidity_pct": {"type": "integer"}}),
+    input_schema={
+        "type": "object",
+        "required": ["latitude", "longitude"],
+        "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
+    },
+    output_schema=item_schema(
+        {
+            "observed_at": {"type": "string"},
+            "temperature_c": {"type": "number"},
+            "rain_mm": {"type": "number"},
+            "humidity_pct": {"type": "integer"},
+        }
+    ),
 )
 
 
 def test_kma_nowcast_sends_grid_and_base_and_pivots(srv, tmp_path):
     rows = [
-        {"baseDate": "20261130", "baseTime": "0100", "category": c, "nx": 60, "ny": 127, "obsrValue": v}
-        for c, v in [("T1H", "3.4"), ("RN1", "0"), ("REH", "61"), ("PTY", "0"), ("WSD", "1.9"), ("VEC", "287")]
+        {
+            "baseDate": "20261130",
+            "baseTime": "0100",
+            "category": c,
+            "nx": 60,
+            "ny": 127,
+            "obsrValue": v,
+        }
+        for c, v in [
+            ("T1H", "3.4"),
+            ("RN1", "0"),
+            ("REH", "61"),
+            ("PTY", "0"),
+            ("WSD", "1.9"),
+            ("VEC", "287"),
+        ]
     ]
     srv.route(KMA_PATH, Reply(body=data_go_kr_json(rows)))
-    clock = FixedClock(dt.datetime(2026, 11, 29, 16, 45, tzinfo=dt.timezone.utc))  # 01:45 KST on the 30th
+    clock = FixedClock(
+        dt.datetime(2026, 11, 29, 16, 45, tzinfo=dt.timezone.utc)
+    )  # 01:45 KST on the 30th
     d = dispatcher(srv, KMA, tmp_path=tmp_path, clock=clock)
     out = run(d.call("nowcast_test", {"latitude": 37.5663, "longitude": 126.9779}, mode="live"))
     assert out.status == "ok"
-    assert out.output == {"items": [{"observed_at": "0100", "temperature_c": 3.4, "rain_mm": 0, "humidity_pct": 61}], "total_count": 1}
+    assert out.output == {
+        "items": [{"observed_at": "0100", "temperature_c": 3.4, "rain_mm": 0, "humidity_pct": 61}],
+        "total_count": 1,
+    }
     seen = srv.seen(KMA_PATH)[0]
     assert (seen.param("nx"), seen.param("ny")) == ("60", "127")
     assert (seen.param("base_date"), seen.param("base_time")) == ("20261130", "0100")
@@ -598,19 +911,36 @@ TAGO = manifest(
         },
         "fields": {"route": "routeno", "arrive_s": "arrtime"},
     },
-    input_schema={"type": "object", "required": ["city_code"], "properties": {"city_code": {"type": "integer"}, "node_id": {"type": "string"}, "stop_name": {"type": "string"}}},
+    input_schema={
+        "type": "object",
+        "required": ["city_code"],
+        "properties": {
+            "city_code": {"type": "integer"},
+            "node_id": {"type": "string"},
+            "stop_name": {"type": "string"},
+        },
+    },
     output_schema=item_schema({"route": {"type": "string"}, "arrive_s": {"type": "integer"}}),
 )
 
 
 def test_lookup_fills_the_missing_input_first(srv, tmp_path):
-    srv.route(TAGO_STOPS, Reply(body=data_go_kr_json([{"nodeid": "BSB167480102", "nodenm": "하단역"}], shape="single")))
+    srv.route(
+        TAGO_STOPS,
+        Reply(
+            body=data_go_kr_json([{"nodeid": "BSB167480102", "nodenm": "하단역"}], shape="single")
+        ),
+    )
     srv.route(TAGO_PATH, Reply(body=data_go_kr_json([{"routeno": 1001, "arrtime": "240"}])))
     d = dispatcher(srv, TAGO, tmp_path=tmp_path)
     out = run(d.call("tago_test", {"city_code": 21, "stop_name": "하단역"}, mode="live"))
     assert out.status == "ok" and out.output["items"] == [{"route": "1001", "arrive_s": 240}]
     lookup = srv.seen(TAGO_STOPS)[0]
-    assert lookup.param("nodeNm") == "하단역" and lookup.param("cityCode") == "21" and lookup.param("serviceKey") == DECODED_KEY
+    assert (
+        lookup.param("nodeNm") == "하단역"
+        and lookup.param("cityCode") == "21"
+        and lookup.param("serviceKey") == DECODED_KEY
+    )
     assert srv.seen(TAGO_PATH)[0].param("nodeId") == "BSB167480102"
     # Known node id: no lookup.
     run(d.call("tago_test", {"city_code": 21, "node_id": "BSB1"}, mode="live"))
@@ -619,13 +949,26 @@ def test_lookup_fills_the_missing_input_first(srv, tmp_path):
 
 def test_lookup_without_a_match_is_no_data(srv, tmp_path):
     srv.route(TAGO_STOPS, Reply(body=data_go_kr_json([], shape="empty")))
-    out = run(dispatcher(srv, TAGO, tmp_path=tmp_path).call("tago_test", {"city_code": 21, "stop_name": "없는정류장"}, mode="live"))
+    out = run(
+        dispatcher(srv, TAGO, tmp_path=tmp_path).call(
+            "tago_test", {"city_code": 21, "stop_name": "없는정류장"}, mode="live"
+        )
+    )
     assert out.status == "no_data" and "node_id" in out.error_message
     assert srv.seen(TAGO_PATH) == []
 
 
 def test_ttl_cache_answers_repeats_without_a_request(srv, tmp_path):
-    m = manifest("er_cached", **{**ER.model_dump(mode="json", exclude={"id"}), "upstream": {**ER.upstream.model_dump(mode="json", exclude_none=True), "cache_ttl_s": 60}})
+    m = manifest(
+        "er_cached",
+        **{
+            **ER.model_dump(mode="json", exclude={"id"}),
+            "upstream": {
+                **ER.upstream.model_dump(mode="json", exclude_none=True),
+                "cache_ttl_s": 60,
+            },
+        },
+    )
     srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS), content_type=XML))
     clock = FixedClock(dt.datetime(2026, 11, 30, 8, 0, tzinfo=dt.timezone.utc))
     d = dispatcher(srv, m, tmp_path=tmp_path, clock=clock)
@@ -640,7 +983,16 @@ def test_ttl_cache_answers_repeats_without_a_request(srv, tmp_path):
 
 
 def test_rate_limit_spaces_requests_to_one_host(srv, tmp_path):
-    m = manifest("er_paced", **{**ER.model_dump(mode="json", exclude={"id"}), "upstream": {**ER.upstream.model_dump(mode="json", exclude_none=True), "rate_limit_per_s": 10}})
+    m = manifest(
+        "er_paced",
+        **{
+            **ER.model_dump(mode="json", exclude={"id"}),
+            "upstream": {
+                **ER.upstream.model_dump(mode="json", exclude_none=True),
+                "rate_limit_per_s": 10,
+            },
+        },
+    )
     srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS), content_type=XML))
     d = dispatcher(srv, m, tmp_path=tmp_path)
     t0 = time.perf_counter()
@@ -653,9 +1005,18 @@ def test_rate_limit_spaces_requests_to_one_host(srv, tmp_path):
 
 
 def test_call_many_runs_calls_concurrently(srv, tmp_path):
-    slow = manifest("er_slow", **{**ER.model_dump(mode="json", exclude={"id"}), "upstream": {**ER.upstream.model_dump(mode="json", exclude_none=True), "timeout_s": 5}})
+    slow = manifest(
+        "er_slow",
+        **{
+            **ER.model_dump(mode="json", exclude={"id"}),
+            "upstream": {**ER.upstream.model_dump(mode="json", exclude_none=True), "timeout_s": 5},
+        },
+    )
     srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS), content_type=XML, delay_s=0.5))
-    srv.route(HOSP_PATH, Reply(body=data_go_kr_json([{"yadmNm": "a", "drTotCnt": 1, "XPos": 1}]), delay_s=0.5))
+    srv.route(
+        HOSP_PATH,
+        Reply(body=data_go_kr_json([{"yadmNm": "a", "drTotCnt": 1, "XPos": 1}]), delay_s=0.5),
+    )
     d = dispatcher(srv, slow, HOSP, tmp_path=tmp_path)
     t0 = time.perf_counter()
     outs = run(d.call_many([("er_slow", ARGS), ("hosp_test", {})], mode="live"))

@@ -24,7 +24,11 @@ from ummaya.runtime.dispatch import Dispatcher, parse_fixture
 from ummaya.runtime.dispatch.engine import fixture_content_type
 
 _REG, _PROBLEMS = load_registry(REPO)
-_LOADED = {lm.id: lm for lm in _REG.manifests if lm.manifest.upstream is None or lm.manifest.upstream.profile in (None, *_REG.profiles)}
+_LOADED = {
+    lm.id: lm
+    for lm in _REG.manifests
+    if lm.manifest.upstream is None or lm.manifest.upstream.profile in (None, *_REG.profiles)
+}
 _RESOLVED = {i: resolve_manifest(lm.manifest, _REG.profiles) for i, lm in _LOADED.items()}
 CASES = [
     pytest.param(adapter_id, f.name, id=f"{adapter_id}/{f.name}")
@@ -87,7 +91,9 @@ def test_mock_call_matches_expected(registry_catalog, adapter_id, fixture_name):
 
 
 @pytest.mark.parametrize(("adapter_id", "fixture_name"), CASES)
-def test_live_call_against_a_loopback_upstream_matches_expected(registry_catalog, adapter_id, fixture_name):
+def test_live_call_against_a_loopback_upstream_matches_expected(
+    registry_catalog, adapter_id, fixture_name
+):
     m = _RESOLVED[adapter_id]
     if m.tier != "live" or m.upstream is None or not m.upstream.callable:
         pytest.skip("not a live adapter")
@@ -96,26 +102,47 @@ def test_live_call_against_a_loopback_upstream_matches_expected(registry_catalog
         pytest.skip("fixture has no upstream body")
     up = m.upstream
     with UpstreamServer() as srv:
-        srv.route(up.path, Reply(fixture.status, _body(adapter_id, fixture_name), fixture_content_type(fixture)))
+        srv.route(
+            up.path,
+            Reply(fixture.status, _body(adapter_id, fixture_name), fixture_content_type(fixture)),
+        )
         if up.lookup is not None:  # the lookup answers from its sibling body, as in Mock
             response = _LOADED[adapter_id].fixtures_dir / fixture.response
             side = response.with_name(f"{response.stem}.lookup{response.suffix}")
             if side.is_file():
-                srv.route(up.lookup.path, Reply(body=side.read_bytes(), content_type=fixture_content_type(fixture)))
+                srv.route(
+                    up.lookup.path,
+                    Reply(body=side.read_bytes(), content_type=fixture_content_type(fixture)),
+                )
         if up.auth and up.auth.style == "token_exchange":
             srv.route(up.auth.token_path, Reply(body=sgis_token_json("loopback-token")))
         env = {name: f"dummy-{name.lower()}" for name in m.credentials}
-        d = Dispatcher(registry_catalog, env=env, base_url_overrides={adapter_id: srv.url}, clock=CLOCK, sleep=no_sleep)
+        d = Dispatcher(
+            registry_catalog,
+            env=env,
+            base_url_overrides={adapter_id: srv.url},
+            clock=CLOCK,
+            sleep=no_sleep,
+        )
         out = run(d.call(adapter_id, dict(fixture.request), mode="live"))
         sent = srv.seen(up.path)
     assert out.tier == "live"
     _check(out, fixture)
     assert sent, "the live call never reached the loopback upstream"
     # Every declared parameter whose input was given went out under its upstream name.
-    args = {**{k: v.get("default") for k, v in m.input_schema.get("properties", {}).items() if "default" in v}, **fixture.request}
+    args = {
+        **{
+            k: v.get("default")
+            for k, v in m.input_schema.get("properties", {}).items()
+            if "default" in v
+        },
+        **fixture.request,
+    }
     for upstream_name, input_name in up.params.items():
         if args.get(input_name) is not None:
-            assert sent[0].param(upstream_name) is not None, f"{upstream_name} (from {input_name}) not sent"
+            assert sent[0].param(upstream_name) is not None, (
+                f"{upstream_name} (from {input_name}) not sent"
+            )
     for upstream_name in up.derived_params:
         assert sent[0].param(upstream_name), f"derived {upstream_name} not sent"
     if up.auth and up.auth.style == "query":

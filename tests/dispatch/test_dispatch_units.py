@@ -45,7 +45,12 @@ def test_grid_resolver_needs_coordinates():
     with pytest.raises(UpstreamError) as exc:
         resolve("kma_grid.nx", {"latitude": 37.5}, dt.datetime.now(UTC))
     assert exc.value.code == "INVALID_ARGUMENTS" and "longitude" in exc.value.message
-    assert resolve("kma_grid.ny", {"latitude": "37.5663", "longitude": "126.9779"}, dt.datetime.now(UTC)) == "127"
+    assert (
+        resolve(
+            "kma_grid.ny", {"latitude": "37.5663", "longitude": "126.9779"}, dt.datetime.now(UTC)
+        )
+        == "127"
+    )
 
 
 # -- KMA publication times -------------------------------------------------------------------------
@@ -100,7 +105,10 @@ def test_transforms():
     assert apply_transform("yyyymmddhhmmss", "20261130171502") == "2026-11-30T17:15:02+09:00"
     assert apply_transform("yyyymmddhhmmss", "202611301715") == "2026-11-30T17:15:00+09:00"
     assert apply_transform("yyyymmddhhmmss", "20261130") == "2026-11-30"
-    assert apply_transform("strip_html", "<p>식후 30분&amp;취침 전</p><p>1일 3회</p>") == "식후 30분&취침 전\n1일 3회"
+    assert (
+        apply_transform("strip_html", "<p>식후 30분&amp;취침 전</p><p>1일 3회</p>")
+        == "식후 30분&취침 전\n1일 3회"
+    )
     for spec, value in [("int", "1.5"), ("float", "abc"), ("yyyymmddhhmmss", "2026-11-30")]:
         with pytest.raises(TransformError):
             apply_transform(spec, value)
@@ -119,8 +127,14 @@ def test_coercion_follows_schema_types():
     assert coerce("통신장애", nullable_number) == "통신장애"  # left for the schema check to name
     assert coerce(129.075, {"type": "string"}) == "129.075"
     assert coerce(1001, {"type": "string"}) == "1001"
-    assert coerce("Y", {"type": "boolean"}) is True and coerce("N", {"type": ["boolean", "null"]}) is False
-    assert coerce({"a": "1"}, {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}}}) == [{"a": 1}]
+    assert (
+        coerce("Y", {"type": "boolean"}) is True
+        and coerce("N", {"type": ["boolean", "null"]}) is False
+    )
+    assert coerce(
+        {"a": "1"},
+        {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+    ) == [{"a": 1}]
 
 
 # -- XML mapping and records -------------------------------------------------------------------------
@@ -128,7 +142,9 @@ def test_coercion_follows_schema_types():
 
 def test_xml_repeated_elements_become_lists_and_single_ones_wrap_at_record_path():
     one = xml_to_dict(b"<response><body><items><item><a>1</a></item></items></body></response>")
-    two = xml_to_dict(b"<response><body><items><item><a>1</a></item><item><a>2</a></item></items></body></response>")
+    two = xml_to_dict(
+        b"<response><body><items><item><a>1</a></item><item><a>2</a></item></items></body></response>"
+    )
     empty = xml_to_dict(b"<response><body><items/></body></response>")
     path = "response.body.items.item"
     assert records_at(one, path) == [{"a": "1"}]
@@ -154,10 +170,28 @@ def test_external_entities_are_refused():
 
 def test_kma_pivot_forecast_groups_by_date_and_time():
     rows = [
-        {"baseDate": "20261130", "baseTime": "0500", "fcstDate": "20261130", "fcstTime": "0700", "category": c, "fcstValue": v, "nx": 98, "ny": 76}
+        {
+            "baseDate": "20261130",
+            "baseTime": "0500",
+            "fcstDate": "20261130",
+            "fcstTime": "0700",
+            "category": c,
+            "fcstValue": v,
+            "nx": 98,
+            "ny": 76,
+        }
         for c, v in [("TMP", "7"), ("POP", "20"), ("PCP", "강수없음")]
     ] + [
-        {"baseDate": "20261130", "baseTime": "0500", "fcstDate": "20261130", "fcstTime": "0600", "category": c, "fcstValue": v, "nx": 98, "ny": 76}
+        {
+            "baseDate": "20261130",
+            "baseTime": "0500",
+            "fcstDate": "20261130",
+            "fcstTime": "0600",
+            "category": c,
+            "fcstValue": v,
+            "nx": 98,
+            "ny": 76,
+        }
         for c, v in [("TMP", "6"), ("TMN", "5.0")]
     ]
     out = POSTPROCESSORS["kma_pivot_forecast"](rows)
@@ -167,7 +201,10 @@ def test_kma_pivot_forecast_groups_by_date_and_time():
 
 
 def test_kma_pivot_nowcast_makes_one_record():
-    rows = [{"baseDate": "20261130", "baseTime": "1300", "category": c, "obsrValue": v} for c, v in [("T1H", "3.4"), ("RN1", "0"), ("VEC", "287")]]
+    rows = [
+        {"baseDate": "20261130", "baseTime": "1300", "category": c, "obsrValue": v}
+        for c, v in [("T1H", "3.4"), ("RN1", "0"), ("VEC", "287")]
+    ]
     assert POSTPROCESSORS["kma_pivot_nowcast"](rows) == [
         {"baseDate": "20261130", "baseTime": "1300", "T1H": "3.4", "RN1": "0", "VEC": "287"}
     ]
@@ -178,9 +215,14 @@ def test_kma_pivot_nowcast_makes_one_record():
 
 
 def test_decode_body_tolerates_what_real_servers_send():
-    assert decode_body(b"\r\n  <?xml version='1.0' encoding='UTF-8'?><r><a>1</a></r>") == ("xml", {"r": {"a": "1"}})
+    assert decode_body(b"\r\n  <?xml version='1.0' encoding='UTF-8'?><r><a>1</a></r>") == (
+        "xml",
+        {"r": {"a": "1"}},
+    )
     assert decode_body("\ufeff<r><a>한글</a></r>".encode()) == ("xml", {"r": {"a": "한글"}})
-    assert decode_body("<?xml version='1.0' encoding='EUC-KR'?><r><a>부산</a></r>".encode("cp949")) == ("xml", {"r": {"a": "부산"}})
+    assert decode_body(
+        "<?xml version='1.0' encoding='EUC-KR'?><r><a>부산</a></r>".encode("cp949")
+    ) == ("xml", {"r": {"a": "부산"}})
     assert decode_body('{"sido": "부산"}'.encode("cp949")) == ("json", {"sido": "부산"})
 
 

@@ -113,7 +113,12 @@ class UpstreamServer:
         server.daemon_threads = True
         server.block_on_close = False  # a slow reply must not hold up shutdown
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="upstream-server", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="upstream-server",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -249,7 +254,9 @@ def data_go_kr_json(
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def gateway_error_xml(code: str = "30", auth_msg: str = "SERVICE_KEY_IS_NOT_REGISTERED_ERROR") -> bytes:
+def gateway_error_xml(
+    code: str = "30", auth_msg: str = "SERVICE_KEY_IS_NOT_REGISTERED_ERROR"
+) -> bytes:
     return (
         "<OpenAPI_ServiceResponse>\n\t<cmmMsgHeader>\n\t\t<errMsg>SERVICE ERROR</errMsg>\n"
         f"\t\t<returnAuthMsg>{auth_msg}</returnAuthMsg>\n"
@@ -258,7 +265,13 @@ def gateway_error_xml(code: str = "30", auth_msg: str = "SERVICE_KEY_IS_NOT_REGI
     ).encode()
 
 
-def flat_result_json(items: list[Mapping[str, Any]], *, code: str = "00", msg: str = "NORMAL_CODE", total: int | None = None) -> bytes:
+def flat_result_json(
+    items: list[Mapping[str, Any]],
+    *,
+    code: str = "00",
+    msg: str = "NORMAL_CODE",
+    total: int | None = None,
+) -> bytes:
     """KOROAD: result code and items at the top level, no ``response`` wrapper."""
     doc = {
         "resultCode": code,
@@ -271,16 +284,33 @@ def flat_result_json(items: list[Mapping[str, Any]], *, code: str = "00", msg: s
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def header_body_json(items: list[Mapping[str, Any]], *, code: str = "00", msg: str = "NORMAL SERVICE.", total: int | None = None) -> bytes:
+def header_body_json(
+    items: list[Mapping[str, Any]],
+    *,
+    code: str = "00",
+    msg: str = "NORMAL SERVICE.",
+    total: int | None = None,
+) -> bytes:
     """MFDS e약은요: ``header`` and ``body`` at the top level, ``body.items`` a plain list."""
     doc = {
         "header": {"resultCode": code, "resultMsg": msg},
-        "body": {"pageNo": 1, "totalCount": len(items) if total is None else total, "numOfRows": 10, "items": list(items)},
+        "body": {
+            "pageNo": 1,
+            "totalCount": len(items) if total is None else total,
+            "numOfRows": 10,
+            "items": list(items),
+        },
     }
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def juso_json(juso: list[Mapping[str, Any]], *, error_code: str = "0", error_message: str = "정상", total: int | None = None) -> bytes:
+def juso_json(
+    juso: list[Mapping[str, Any]],
+    *,
+    error_code: str = "0",
+    error_message: str = "정상",
+    total: int | None = None,
+) -> bytes:
     doc = {
         "results": {
             "common": {
@@ -296,7 +326,9 @@ def juso_json(juso: list[Mapping[str, Any]], *, error_code: str = "0", error_mes
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def kakao_json(documents: list[Mapping[str, Any]], *, total: int | None = None, is_end: bool = True) -> bytes:
+def kakao_json(
+    documents: list[Mapping[str, Any]], *, total: int | None = None, is_end: bool = True
+) -> bytes:
     n = len(documents) if total is None else total
     doc = {
         "documents": list(documents),
@@ -305,7 +337,9 @@ def kakao_json(documents: list[Mapping[str, Any]], *, total: int | None = None, 
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def kakao_error(error_type: str = "AccessDeniedError", message: str = "cannot find appkey") -> bytes:
+def kakao_error(
+    error_type: str = "AccessDeniedError", message: str = "cannot find appkey"
+) -> bytes:
     return json.dumps({"errorType": error_type, "message": message}).encode()
 
 
@@ -325,7 +359,13 @@ def sgis_json(result: Any, *, err_cd: int = 0, err_msg: str = "Success") -> byte
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def wanted_list_xml(servs: list[Mapping[str, Any]], *, code: str = "0", msg: str = "SUCCESS", total: int | None = None) -> bytes:
+def wanted_list_xml(
+    servs: list[Mapping[str, Any]],
+    *,
+    code: str = "0",
+    msg: str = "SUCCESS",
+    total: int | None = None,
+) -> bytes:
     """MOHW 중앙부처 복지서비스: ``servList`` repeats as siblings inside ``wantedList``."""
     inner = "".join(f"<servList>{_xml_fields(s)}</servList>" for s in servs)
     return (
