@@ -55,11 +55,15 @@ class SlotFiller:
         place then has to be one the citizen actually named, never leftover words."""
         props: dict[str, Any] = m.input_schema.get("properties", {})
         required = set(m.input_schema.get("required", []))
+        # Fields one of which must be present (anyOf/oneOf alternatives) are worth a guess too.
+        wanted = required | {
+            f for key in ("anyOf", "oneOf") for alt in m.input_schema.get(key, []) for f in alt.get("required", [])
+        }
         args: dict[str, Any] = {}
         missing: list[str] = []
         vocab = _vocabulary(m)
         for name, prop in props.items():
-            if prop.get("x-slot", "free_text") in RESIDUAL_SLOTS and name not in required:
+            if prop.get("x-slot", "free_text") in RESIDUAL_SLOTS and name not in wanted:
                 continue
             slot = prop.get("x-slot", "free_text")
             if chain and slot in ("place", "keyword"):
@@ -71,6 +75,12 @@ class SlotFiller:
                 args[name] = value
             elif name in required:
                 missing.append(name)
+        if not missing:
+            # Alternatives the fields alone cannot express (anyOf): ask for the first unmet one.
+            validator = _prop_validator(json.dumps(_schema_only(m.input_schema), sort_keys=True))
+            if not validator.is_valid(args):
+                unmet = [f for f in sorted(wanted - required) if f not in args]
+                missing.extend(unmet[:1] or ["request"])
         return args, missing
 
     # One branch per slot type, shared by every adapter.
@@ -174,6 +184,12 @@ class SlotFiller:
         return None
 
     def _content(self, slot: str, prop: dict[str, Any], vocab: set[str]) -> str | None:
+        if slot == "drug_name":
+            # The word a citizen puts before what they want to know about it: 「타이레놀 먹어도
+            # 돼?」, 「게보린 부작용」 — even when the manifest's hints name that product too.
+            mt = _DRUG_CONTEXT.search(self.text)
+            if mt:
+                return mt.group(1)
         if slot == "stop_name":
             mt = re.search(r"([가-힣A-Za-z0-9]+?)\s*(?:버스\s*)?(?:정류장|정류소|stop)", self.text)
             if mt and mt.group(1) not in ("버스",):
@@ -195,6 +211,15 @@ def _prop_validator(key: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads(key))
 
 
+def _schema_only(schema: Any) -> Any:
+    """A JSON Schema without the x-* annotations (the planner's own vocabulary)."""
+    if isinstance(schema, dict):
+        return {k: _schema_only(v) for k, v in schema.items() if not k.startswith("x-")}
+    if isinstance(schema, list):
+        return [_schema_only(v) for v in schema]
+    return schema
+
+
 def fit(prop: dict[str, Any], value: Any) -> Any:
     """The value in the form this field accepts, or None — a planner never proposes arguments it
     can see are invalid. Administrative codes are hierarchical (2-digit 시도, 5-digit 시군구,
@@ -202,7 +227,7 @@ def fit(prop: dict[str, Any], value: Any) -> Any:
     longer code a locate adapter resolved."""
     if value is None:
         return None
-    validator = _prop_validator(json.dumps({k: v for k, v in prop.items() if not k.startswith("x-")}, sort_keys=True))
+    validator = _prop_validator(json.dumps(_schema_only(prop), sort_keys=True))
     if validator.is_valid(value):
         return value
     cut = prop.get("x-code-slice")
@@ -258,6 +283,12 @@ _PATTERNS: dict[str, Callable[[str], Any]] = {
 }
 
 
+_DRUG_CONTEXT = re.compile(
+    r"([가-힣A-Za-z0-9]{2,}?)(?:을|를|은|는|이|가|랑|하고)?\s*(?:먹어|먹으면|먹는|먹을|복용|효능|효과|부작용|"
+    r"같이|용법|보관|하루|몇\s*알|side effects|dosage|with alcohol)",
+)
+
+
 class OfflinePlanner:
     name = "offline"
 
@@ -279,7 +310,8 @@ class OfflinePlanner:
             pargs, pmissing = filler.fill(provider, chain=True)
             if not pmissing:
                 return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", provider.id, pargs)])
-        slots = sorted({target.input_schema["properties"][f].get("x-slot", f) for f in missing})
+        props = target.input_schema.get("properties", {})
+        slots = sorted({props.get(f, {}).get("x-slot", f) for f in missing})
         if slots and set(slots) <= COORD_SLOTS:
             slots = ["place"]
         return Action(kind="ask", missing=slots, calls=[ToolCall("", target.id, args)])
