@@ -15,6 +15,7 @@ from ummaya.runtime.store.redact import redact, redact_value
         ("9001011234567", "[주민등록번호]"),
         ("제 번호는 031229-3123456", "제 번호는 [주민등록번호]"),
         ("000229-4123456", "[주민등록번호]"),  # 2000-02-29 existed
+        ("900101-1******", "[주민등록번호]"),  # half-masked still gives birth date and sex
         # phones
         ("010-1234-5678로 연락주세요", "[전화번호]로 연락주세요"),
         ("01012345678", "[전화번호]"),
@@ -65,6 +66,9 @@ def test_redacts(text: str, expected: str) -> None:
         "1588-1234",  # a business call-centre number, not a person's
         "119",
         "4111 1111 1111 1112",  # fails Luhn
+        "991399-1******",  # not a date
+        "주문번호 12010-1234-5678",  # digits run on before the 0: not a phone number
+        "A-010-1234",  # too short
         "900230-1234567",  # February 30th: not a plausible 주민등록번호
         "901301-1234567",  # month 13
         "1764520000000",  # a millisecond timestamp
