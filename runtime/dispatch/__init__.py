@@ -12,7 +12,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .engine import Dispatcher, FixtureTransport, parse_fixture, pick_fixture
+from .engine import (
+    Dispatcher,
+    FixtureTransport,
+    fixture_files,
+    lookup_fixture_name,
+    parse_fixture,
+    pick_fixture,
+)
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
 from .outcome import CallOutcome
 from .resolvers import kma_forecast_base, kma_grid, kma_nowcast_base
@@ -58,9 +65,11 @@ __all__ = [
     "FixtureTransport",
     "UpstreamError",
     "call_sync",
+    "fixture_files",
     "kma_forecast_base",
     "kma_grid",
     "kma_nowcast_base",
+    "lookup_fixture_name",
     "parse_fixture",
     "pick_fixture",
 ]

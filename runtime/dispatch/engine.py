@@ -114,6 +114,25 @@ def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) 
     )
 
 
+def lookup_fixture_name(response: str) -> str:
+    """``hadan.json`` → ``hadan.lookup.json``: the body Mock answers a lookup request with."""
+    p = Path(response)
+    return str(p.with_name(f"{p.stem}.lookup{p.suffix}"))
+
+
+def fixture_files(manifest: Manifest, fixture: Fixture, folder: Path) -> list[str]:
+    """Every file under ``folder`` (fixtures/<adapter_id>/) a Mock call with ``fixture`` reads —
+    what the build must copy to generated/fixtures/<adapter_id>/."""
+    if fixture.response is None:
+        return []
+    files = [fixture.response]
+    if manifest.upstream is not None and manifest.upstream.lookup is not None:
+        side = lookup_fixture_name(fixture.response)
+        if (folder / side).is_file():
+            files.append(side)
+    return files
+
+
 def fixture_content_type(fixture: Fixture) -> str:
     if fixture.content_type:
         return fixture.content_type
@@ -288,7 +307,7 @@ class Dispatcher:
         routes: dict[str, bytes] = {}
         lookup = manifest.upstream.lookup
         if lookup is not None:
-            side = path.with_name(f"{path.stem}.lookup{path.suffix}")
+            side = self.catalog.fixture_path(manifest.id, lookup_fixture_name(fx.response))
             if side.is_file():
                 routes[httpx.URL(join_url(base, lookup.path)).path] = side.read_bytes()
         transport = FixtureTransport(body, fx.status, fixture_content_type(fx), routes)

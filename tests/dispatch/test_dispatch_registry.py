@@ -20,7 +20,7 @@ from tests.support.upstreams import Reply, UpstreamServer, sgis_token_json
 from ummaya.codegen.loader import load_registry
 from ummaya.codegen.resolve import resolve_manifest
 from ummaya.runtime.catalog import Catalog
-from ummaya.runtime.dispatch import Dispatcher, parse_fixture
+from ummaya.runtime.dispatch import Dispatcher, fixture_files, parse_fixture
 from ummaya.runtime.dispatch.engine import fixture_content_type
 
 _REG, _PROBLEMS = load_registry(REPO)
@@ -60,10 +60,13 @@ def _check(outcome, fixture) -> None:
 
 @pytest.fixture(scope="module")
 def registry_catalog(tmp_path_factory) -> Catalog:
+    # Only what fixture_files() names is copied — the contract the build relies on.
     root = tmp_path_factory.mktemp("generated")
     for adapter_id, lm in _LOADED.items():
-        if lm.fixtures_dir.is_dir():
-            shutil.copytree(lm.fixtures_dir, root / "fixtures" / adapter_id)
+        for fx in _RESOLVED[adapter_id].fixtures:
+            for name in fixture_files(_RESOLVED[adapter_id], fx, lm.fixtures_dir):
+                (root / "fixtures" / adapter_id).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(lm.fixtures_dir / name, root / "fixtures" / adapter_id / name)
     return Catalog(root=root, release_id="test", adapters=dict(_RESOLVED))
 
 
@@ -88,6 +91,15 @@ def test_mock_call_matches_expected(registry_catalog, adapter_id, fixture_name):
     out = run(d.call(adapter_id, dict(fixture.request), mode="mock", fixture=fixture_name))
     assert (out.tier, out.fixture) == ("mock", fixture_name)
     _check(out, fixture)
+    lookup = m.upstream.lookup if m.upstream else None
+    if (
+        lookup
+        and lookup.when_missing not in fixture.request
+        and len(fixture_files(m, fixture, _LOADED[adapter_id].fixtures_dir)) == 2
+    ):
+        # The lookup ran from its sibling body and its pick reached the main request.
+        names = [up for up, inp in m.upstream.params.items() if inp == lookup.when_missing]
+        assert names and all(f"{n}=" in out.upstream_url for n in names), out.upstream_url
 
 
 @pytest.mark.parametrize(("adapter_id", "fixture_name"), CASES)
