@@ -12,9 +12,8 @@ The turn engine (runtime/turn.py) is used as is, wrapped rather than changed:
 
 * a per-request retriever wrapper asks the release's retriever for the rerank *pool*, reranks it
   and applies the budget (rerank.py), and records the retrieving/reranking/generating states;
-* a planner wrapper forwards a provider's streamed text the moment it arrives (the engine itself
-  yields a planner's deltas only after the planner returns); the engine's own copies of those
-  deltas are then recognised and not sent twice;
+* the engine runs in its own task and its events are forwarded as they come (a provider's deltas
+  arrive while the model is still writing);
 * ``_save_trace`` is replaced by this module's writer, which adds the serving states, the release
   alias, the rerank report and the public error code, and writes off the event loop.
 """
@@ -22,7 +21,6 @@ The turn engine (runtime/turn.py) is used as is, wrapped rather than changed:
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import time
@@ -143,22 +141,6 @@ class RerankingRetriever:
         return [by_id[r.adapter_id].model_copy(update={"score": r.score}) for r in kept]
 
 
-class LivePlanner:
-    """Forwards a provider's streamed text as it arrives (see the module docstring)."""
-
-    def __init__(self, inner: Any, live: Any):
-        self.inner, self.live = inner, live
-        self.name = inner.name
-
-    async def plan(self, ctx: Any, on_delta: Any = None) -> Any:
-        def both(text: str) -> None:
-            if on_delta is not None:
-                on_delta(text)
-            self.live(text)
-
-        return await self.inner.plan(ctx, on_delta=both)
-
-
 class ServeTurnEngine(TurnEngine):
     def _save_trace(self, *args: Any, **kwargs: Any) -> None:  # the serving layer writes traces
         return None
@@ -270,9 +252,8 @@ async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
     seen_events: list[Any] = []
-    planner = LivePlanner(p.planner, lambda text: queue.put_nowait(("live", text)))
     engine = ServeTurnEngine(p.loaded.catalog, RerankingRetriever(p.loaded, state, p.top_k),
-                             p.loaded.dispatcher, planner, store=service.store,
+                             p.loaded.dispatcher, p.planner, store=service.store,
                              retention=service.settings.retention,
                              widen_providers=p.loaded.policy.rerank.widen)
 
@@ -295,7 +276,6 @@ async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
         seq += 1
         return e
 
-    pending_live: collections.deque[str] = collections.deque()
     call_ids: dict[str, str] = {}
     primitive = {m.id: m.primitive for m in p.loaded.catalog.adapters.values()}
     provider_err: dict[str, str] | None = None
@@ -312,10 +292,6 @@ async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
             if kind == "exc":
                 crash = item
                 continue
-            if kind == "live":
-                pending_live.append(item)
-                yield ev("delta", {"text": item})
-                continue
             e = item
             seen_events.append(e)
             t, d = e.type, e.data
@@ -328,9 +304,6 @@ async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
                                       "session_id": d.get("session_id"), "language": d.get("language"),
                                       "planner": d.get("planner"), "mode": d.get("mode")})
             elif t == "delta":
-                if pending_live and pending_live[0] == d["text"]:
-                    pending_live.popleft()
-                    continue
                 yield ev("delta", {"text": d["text"]})
             elif t == "permission":
                 yield ev("permission", {"adapter_id": d["adapter_id"], "gate": d["gate"],
