@@ -15,8 +15,11 @@ Live safety rails:
   injectable ``sleep``.
 - token exchange (SGIS): the token is cached per host+token_path for ``token_ttl_s`` and refreshed
   once when the answer carries one of ``auth.expired_codes``.
-- ``cache_ttl_s``: in-memory TTL cache of ok/no_data outcomes keyed by adapter + arguments.
+- ``cache_ttl_s``: in-memory TTL cache of ok/no_data outcomes keyed by adapter + arguments,
+  bounded by ``cache_max_entries``.
 - ``rate_limit_per_s``: requests to one host are spaced at least 1/rate seconds apart.
+- bodies are streamed and refused past ``max_body_bytes``; environment proxy settings apply to
+  real hosts but never to a loopback override.
 
 Mock with a ``lookup`` step: the lookup request is answered from ``<fixture stem>.lookup<suffix>``
 beside the fixture body when that file exists; otherwise the lookup is skipped and the fixture
@@ -203,6 +206,7 @@ class Dispatcher:
         max_attempts: int = 3,
         backoff_s: float = 0.2,
         max_body_bytes: int = 20_000_000,
+        cache_max_entries: int = 1024,
     ):
         self.catalog = catalog
         self.env: Mapping[str, str] = os.environ if env is None else env
@@ -213,6 +217,7 @@ class Dispatcher:
         self.max_attempts = max(1, max_attempts)
         self.backoff_s = backoff_s
         self.max_body_bytes = max_body_bytes
+        self.cache_max_entries = max(1, cache_max_entries)
         self._tokens: dict[tuple[str, str], tuple[str, float]] = {}
         self._cache: dict[tuple[str, str], tuple[float, CallOutcome]] = {}
         self._next_slot: dict[str, float] = {}
@@ -220,6 +225,8 @@ class Dispatcher:
     # -- tiers -----------------------------------------------------------------------------
 
     def resolve_tier(self, adapter_id: str, mode: Mode) -> TierName:
+        if mode not in ("auto", "live", "mock"):
+            raise ValueError(f"mode must be auto, live or mock, not {mode!r}")
         m = self.catalog.get(adapter_id)
         if m.tier == "handoff":
             return "handoff"
@@ -229,7 +236,7 @@ class Dispatcher:
             return "mock"
         if mode == "live":
             return "live"
-        return "live" if all(self.env.get(v) for v in m.credentials) else "mock"
+        return "live" if all((self.env.get(v) or "").strip() for v in m.credentials) else "mock"
 
     def base_url_for(self, manifest: Manifest) -> str | None:
         override = self.base_url_overrides.get(manifest.id)
@@ -365,6 +372,7 @@ class Dispatcher:
             run = _Run(manifest, upstream, client, base, live=True)
             outcome = await self._execute(run, args, t0)
         if cache_key and outcome.status in ("ok", "no_data"):
+            self._evict()
             self._cache[cache_key] = (
                 self._now_s() + float(upstream.cache_ttl_s or 0),
                 outcome.model_copy(deep=True),
@@ -552,6 +560,16 @@ class Dispatcher:
         self._next_slot[host] = slot + 1.0 / rate
         if slot > now:
             await asyncio.sleep(slot - now)
+
+    def _evict(self) -> None:
+        """Keep the cache bounded: drop expired entries, then the oldest ones."""
+        if len(self._cache) < self.cache_max_entries:
+            return
+        now = self._now_s()
+        for key in [k for k, (expires, _) in self._cache.items() if expires <= now]:
+            del self._cache[key]
+        while len(self._cache) >= self.cache_max_entries:
+            del self._cache[next(iter(self._cache))]  # dicts keep insertion order
 
     def _now_s(self) -> float:
         return self.clock().timestamp()

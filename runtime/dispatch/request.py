@@ -98,7 +98,8 @@ def secret_names(auth: Auth | None) -> frozenset[str]:
 
 
 def credential(env: Mapping[str, str], name: str | None) -> str:
-    value = env.get(name or "") if name else None
+    # Keys are pasted from portals; a trailing newline would otherwise reach the upstream.
+    value = (env.get(name) or "").strip() if name else ""
     if not value:
         raise UpstreamError(
             CREDENTIAL_MISSING, "CREDENTIAL_MISSING", f"environment variable {name} is not set"

@@ -982,6 +982,26 @@ def test_ttl_cache_answers_repeats_without_a_request(srv, tmp_path):
     assert len(srv.seen(ER_PATH)) == 3
 
 
+def test_ttl_cache_is_bounded(srv, tmp_path):
+    m = manifest(
+        "er_small_cache",
+        **{
+            **ER.model_dump(mode="json", exclude={"id"}),
+            "upstream": {
+                **ER.upstream.model_dump(mode="json", exclude_none=True),
+                "cache_ttl_s": 60,
+            },
+        },
+    )
+    srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS), content_type=XML))
+    d = dispatcher(srv, m, tmp_path=tmp_path, cache_max_entries=2)
+    for limit in (1, 2, 3, 1):  # the 3rd entry evicts limit=1, so the 4th call is a miss
+        run(d.call("er_small_cache", {**ARGS, "limit": limit}, mode="live"))
+    assert len(srv.seen(ER_PATH)) == 4
+    run(d.call("er_small_cache", {**ARGS, "limit": 1}, mode="live"))  # now cached again
+    assert len(srv.seen(ER_PATH)) == 4
+
+
 def test_rate_limit_spaces_requests_to_one_host(srv, tmp_path):
     m = manifest(
         "er_paced",

@@ -198,6 +198,25 @@ def test_resolve_tier(tmp_path):
     assert empty_key.resolve_tier("pharmacy_test", "auto") == "mock"
 
 
+def test_blank_credentials_count_as_missing_and_pasted_keys_are_trimmed(tmp_path):
+    assert (
+        make(tmp_path, PHARMACY, env={"DATA_GO_KR_SERVICE_KEY": "  \n"}).resolve_tier(
+            "pharmacy_test", "auto"
+        )
+        == "mock"
+    )
+    rec = Recorder()
+    d = make(tmp_path, PHARMACY, env={"DATA_GO_KR_SERVICE_KEY": " k+ey==\n"}, transport=rec)
+    out = run(d.call("pharmacy_test", {"latitude": 35.1, "longitude": 129.0}, mode="live"))
+    assert out.status == "ok"
+    assert rec.requests[0].url.params["serviceKey"] == "k+ey=="
+
+
+def test_unknown_mode_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="mode must be"):
+        make(tmp_path, PHARMACY).resolve_tier("pharmacy_test", "sometimes")
+
+
 def test_live_without_credential_fails_before_any_request(tmp_path):
     rec = Recorder()
     out = run(
