@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -173,7 +174,7 @@ class TurnEngine:
         layer: str | None = None
         try:
             state("retrieving")
-            found = self.retriever.search(query, top_k=req.top_k, filters=req.filters, context_slots=frozenset(session.slots))
+            found = self.retriever.search(retrieval_view(query), top_k=req.top_k, filters=req.filters, context_slots=frozenset(session.slots))
             candidates_json = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
             cands = self._widen([self.catalog.get(c["adapter_id"]) for c in candidates_json])
             yield ev("candidates", "retrieve", candidates=candidates_json, widened=[m.id for m in cands[len(candidates_json):]])
@@ -390,6 +391,19 @@ class TurnEngine:
             meta={"candidates": r.candidates, "usage": r.usage, "language": r.language, "layer": r.layer},
         )
         self.store.put_trace(trace, self.retention)
+
+
+_PERSONAL = re.compile(r"\[[^\]]{2,8}\]|(?<!\d)(?:19|20)\d{2}[-./]?\d{2}[-./]?\d{2}(?!\d)|\d{2,3}\s?[가-힣]\s?\d{4}")
+
+
+def retrieval_view(query: str) -> str:
+    """The request as retrieval sees it: personal data (주민등록번호, phone, e-mail, card, birth
+    date, vehicle number) removed. Those words say nothing about *which* service is meant, and
+    retrieval — like every stage that does not need them — should never hold them."""
+    from .store.redact import redact
+
+    view = re.sub(r"\s+", " ", _PERSONAL.sub(" ", redact(query))).strip()
+    return view or query
 
 
 def _chunks(text: str, size: int = 80) -> list[str]:

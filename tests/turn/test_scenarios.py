@@ -1,0 +1,39 @@
+"""registry/scenarios/*.yaml as end-to-end tests on the embedded default.
+
+One engine and store serve the whole module, so scenarios that share a ``session`` run in file
+order and see what the earlier ones carried (a resolved place), exactly as a citizen would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.turn.conftest import REPO
+from ummaya.runtime.scenarios import load_scenarios, run_scenario
+
+SCENARIOS = load_scenarios(REPO)
+
+
+@pytest.fixture(scope="module")
+def scenario_engine(catalog, retriever, tmp_path_factory):
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.dispatch import Dispatcher
+    from ummaya.runtime.store import open_store
+
+    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('scenarios') / 'store.sqlite3'}")
+    yield build_engine(catalog.root, catalog=catalog, retriever=retriever, dispatcher=Dispatcher(catalog, env={}), store=store)
+    store.close()
+
+
+def test_there_are_enough_scenarios_and_every_adapter_is_covered(catalog):
+    assert len(SCENARIOS) >= 30
+    covered = {a for _, sc in SCENARIOS for a in sc.expect.calls}
+    assert set(catalog.adapters) <= covered, sorted(set(catalog.adapters) - covered)
+
+
+@pytest.mark.parametrize("scenario", [sc for _, sc in SCENARIOS], ids=[sc.id for _, sc in SCENARIOS])
+def test_scenario(scenario_engine, scenario):
+    outcome = asyncio.run(run_scenario(scenario_engine, scenario))
+    assert not outcome.problems, "\n".join(outcome.problems) + "\n---\n" + outcome.result.answer
