@@ -301,7 +301,7 @@ def test_slow_upstream_times_out_as_channel_unavailable(srv, tmp_path):
         dispatcher(srv, ER, tmp_path=tmp_path, max_attempts=2).call("er_test", ARGS, mode="live")
     )
     assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "TIMEOUT", 2)
-    assert time.perf_counter() - t0 < 1.5  # 2 × 0.3 s timeout, not 2 × 1 s
+    assert time.perf_counter() - t0 < 1.9  # 2 × 0.3 s timeouts; waiting the answers out takes 2 × 1 s
 
 
 def test_connection_refused_is_channel_unavailable(tmp_path):
@@ -334,7 +334,7 @@ def test_unreadable_bodies_are_parse_errors_never_retried(srv, tmp_path, reply, 
         1,
     )
     assert fragment in out.error_message
-    assert time.perf_counter() - t0 < 1.0  # the bomb is refused, not expanded
+    assert time.perf_counter() - t0 < 2.0  # the bomb is refused, not expanded
 
 
 def test_a_runaway_body_is_refused_while_streaming(srv, tmp_path):
@@ -1044,4 +1044,4 @@ def test_call_many_runs_calls_concurrently(srv, tmp_path):
     assert [o.adapter_id for o in outs] == ["er_slow", "hosp_test"]
     assert all(o.status == "ok" for o in outs)
     print(f"call_many of two 0.5 s calls: {elapsed:.3f} s")
-    assert 0.5 <= elapsed < 0.8  # about one delay, not two (1.0 s)
+    assert 0.5 <= elapsed < 0.95  # about one delay; one after the other takes >= 1.0 s
