@@ -275,7 +275,7 @@ class SQLStore(Store):
 
     @contextmanager
     def tx(self, write: bool = True) -> Iterator[Tx]:
-        with self._lock, self._transaction(write) as cursor:
+        with self._transaction(write) as cursor:  # backends serialize threads as they need
             yield Tx(self, cursor)
 
     # ---- migrations

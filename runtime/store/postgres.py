@@ -7,7 +7,10 @@ chain never forks). Everything else relies on ordinary row-level concurrency.
 
 from __future__ import annotations
 
+import os
+import queue
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -28,29 +31,78 @@ class PostgresStore(SQLStore):
     for_update = " FOR UPDATE"
 
     def __init__(self, url: str, policy: RetentionPolicy | None = None, *,
-                 connect_timeout: float = 10.0):
+                 connect_timeout: float = 10.0, pool_size: int | None = None):
         super().__init__(url, policy)
         self._connect_timeout = int(connect_timeout)
         self._sql_cache: dict[str, str] = {}
-        self._conn = self._connect()
+        # A small pool: threads of one server process run their transactions side by side.
+        self.pool_size = max(1, pool_size or int(os.environ.get("UMMAYA_DB_POOL_SIZE", "4")))
+        self._slots = threading.BoundedSemaphore(self.pool_size)
+        self._idle: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
+        self._all: list[psycopg.Connection] = []
+        self._closed = False
+        self._give_back(self._connect(), acquired=False)  # fail fast on a bad URL
 
     def _connect(self) -> psycopg.Connection:
         conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row,
                                connect_timeout=self._connect_timeout)
         conn.execute("SET TIME ZONE 'UTC'")
+        with self._lock:
+            self._all.append(conn)
         return conn
 
-    def close(self) -> None:
+    def _take(self) -> psycopg.Connection:
+        if self._closed:
+            raise psycopg.OperationalError("store is closed")
+        self._slots.acquire()
+        try:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                return self._connect()
+            if conn.broken or conn.closed:  # the server restarted or the network dropped
+                self._discard(conn)
+                return self._connect()
+            return conn
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def _give_back(self, conn: psycopg.Connection, *, acquired: bool = True) -> None:
+        if self._closed or conn.broken or conn.closed:
+            self._discard(conn)
+        else:
+            self._idle.put(conn)
+        if acquired:
+            self._slots.release()
+
+    def _discard(self, conn: psycopg.Connection) -> None:
         with self._lock:
-            self._conn.close()
+            if conn in self._all:
+                self._all.remove(conn)
+        try:
+            conn.close()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            conns, self._all = list(self._all), []
+        for conn in conns:
+            try:
+                conn.close()
+            except Exception:
+                pass
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
-        if self._conn.broken:  # the server restarted or the network dropped: start over
-            self._conn.close()
-            self._conn = self._connect()
-        with self._conn.transaction(), self._conn.cursor() as cur:
-            yield cur
+        conn = self._take()
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                yield cur
+        finally:
+            self._give_back(conn)
 
     def _execute(self, cursor: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         if not params:  # DDL and constant queries go as they are ('%' in plpgsql is fine)

@@ -59,17 +59,20 @@ class SQLiteStore(SQLStore):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
-        cur = self._conn.cursor()
-        cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        try:
-            yield cur
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        else:
-            cur.execute("COMMIT")
-        finally:
-            cur.close()
+        # One connection, one transaction at a time: threads take turns (SQLite has one writer
+        # per file anyway; WAL lets other processes read meanwhile).
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+            finally:
+                cur.close()
 
     def _execute(self, cursor: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         cursor.execute(sql, tuple(params))

@@ -513,7 +513,11 @@ def test_events_must_be_the_one_event_model(store) -> None:
 def test_postgres_reconnects_after_connection_loss(db_url: str, store) -> None:
     if store.dialect != "postgresql":
         pytest.skip("PostgreSQL connection handling")
-    pid = store._conn.info.backend_pid
+    def backend_pid() -> int:
+        with store.tx(write=False) as tx:
+            return tx.q("SELECT pg_backend_pid() AS p")[0]["p"]
+
+    pid = backend_pid()
     raw = Raw(db_url)
     try:
         raw("SELECT pg_terminate_backend(?)", (pid,))  # what a server restart does to us
@@ -523,4 +527,4 @@ def test_postgres_reconnects_after_connection_loss(db_url: str, store) -> None:
         store.list_traces()  # the call in flight fails …
     t = store.put_trace(Trace(request_text="after"))  # … the next one reconnects
     assert store.get_trace(t.trace_id) is not None
-    assert store._conn.info.backend_pid != pid
+    assert backend_pid() != pid
