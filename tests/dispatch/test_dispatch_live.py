@@ -301,7 +301,9 @@ def test_slow_upstream_times_out_as_channel_unavailable(srv, tmp_path):
         dispatcher(srv, ER, tmp_path=tmp_path, max_attempts=2).call("er_test", ARGS, mode="live")
     )
     assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "TIMEOUT", 2)
-    assert time.perf_counter() - t0 < 1.9  # 2 × 0.3 s timeouts; waiting the answers out takes 2 × 1 s
+    assert (
+        time.perf_counter() - t0 < 1.9
+    )  # 2 × 0.3 s timeouts; waiting the answers out takes 2 × 1 s
 
 
 def test_connection_refused_is_channel_unavailable(tmp_path):
