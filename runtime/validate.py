@@ -6,22 +6,10 @@ input schema (jsonschema, draft 2020-12). Invalid arguments never reach an adapt
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-
 from ummaya.codegen.manifest import Manifest
 
 from .plan.base import ToolCall
-
-
-@lru_cache(maxsize=4096)
-def _validator(adapter_id: str, schema_key: str) -> Draft202012Validator:
-    import json
-
-    return Draft202012Validator(json.loads(schema_key))
-
+from .schemas import errors as schema_errors
 
 
 def validate_call(call: ToolCall, candidates: dict[str, Manifest]) -> list[str]:
@@ -33,11 +21,8 @@ def validate_call(call: ToolCall, candidates: dict[str, Manifest]) -> list[str]:
     if call.arguments is None:
         raw = call.raw_arguments[:200]
         return [f"arguments are not valid JSON: {raw!r}"]
-    import json
-
-    validator = _validator(m.id, json.dumps(m.input_schema, sort_keys=True))
     errors = []
-    for err in sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.absolute_path)):
+    for err in schema_errors(m.input_schema, call.arguments):
         where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"
         errors.append(f"{m.id}.{where}: {err.message}")
     return errors

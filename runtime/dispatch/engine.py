@@ -28,6 +28,8 @@ answers the main request directly.
 
 from __future__ import annotations
 
+from ummaya.runtime.schemas import errors as schema_errors
+
 import asyncio
 import copy
 import functools
@@ -41,7 +43,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-import jsonschema
 
 from ummaya.codegen.manifest import Fixture, Manifest, Upstream
 from ummaya.runtime.catalog import Catalog, CatalogError
@@ -87,8 +88,7 @@ def with_defaults(input_schema: dict[str, Any], args: Mapping[str, Any]) -> dict
 
 
 def check_arguments(input_schema: dict[str, Any], args: Mapping[str, Any]) -> None:
-    cls = jsonschema.validators.validator_for(input_schema, jsonschema.Draft202012Validator)
-    errors = sorted(cls(input_schema).iter_errors(dict(args)), key=lambda e: list(e.absolute_path))
+    errors = schema_errors(input_schema, dict(args))
     if errors:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"

@@ -12,9 +12,10 @@ a drifted upstream shows up as "items/0/distance_km: 'far' is not of type 'numbe
 
 from __future__ import annotations
 
+from ummaya.runtime.schemas import errors as schema_errors
+
 from typing import Any
 
-import jsonschema
 
 from ummaya.codegen.manifest import Upstream
 
@@ -112,12 +113,7 @@ def build_output(
 
 
 def validate_output(out: dict[str, Any], output_schema: dict[str, Any]) -> None:
-    validator_cls = jsonschema.validators.validator_for(
-        output_schema, jsonschema.Draft202012Validator
-    )
-    errors = sorted(
-        validator_cls(output_schema).iter_errors(out), key=lambda e: list(e.absolute_path)
-    )
+    errors = schema_errors(output_schema, out)
     if errors:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(output)"

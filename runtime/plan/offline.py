@@ -9,17 +9,14 @@ required slot can be filled neither from the request, the session nor a locate a
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 from ummaya.codegen.manifest import Manifest
 
 from ..context import now_kst
+from ..schemas import validator
 from . import lexicon as lx
 from . import slots as sx
 from .base import Action, PlanContext, ToolCall
@@ -30,7 +27,18 @@ COORD_SLOTS = {"latitude", "longitude", "coordinates"}
 RESIDUAL_SLOTS = {"keyword", "free_text", "drug_name", "stop_name"}
 
 
+_vocab_cache: dict[int, tuple[Manifest, set[str]]] = {}
+
+
 def _vocabulary(m: Manifest) -> set[str]:
+    hit = _vocab_cache.get(id(m))
+    if hit is None or hit[0] is not m:
+        hit = (m, _build_vocabulary(m))
+        _vocab_cache[id(m)] = hit
+    return hit[1]
+
+
+def _build_vocabulary(m: Manifest) -> set[str]:
     vocab: set[str] = set()
     for text in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en):
         for w in sx.words(text):
@@ -77,8 +85,7 @@ class SlotFiller:
                 missing.append(name)
         if not missing:
             # Alternatives the fields alone cannot express (anyOf): ask for the first unmet one.
-            validator = _prop_validator(json.dumps(_schema_only(m.input_schema), sort_keys=True))
-            if not validator.is_valid(args):
+            if not _validator(m.input_schema).is_valid(args):
                 unmet = [f for f in sorted(wanted - required) if f not in args]
                 missing.extend(unmet[:1] or ["request"])
         return args, missing
@@ -206,9 +213,16 @@ class SlotFiller:
         return words[0]
 
 
-@lru_cache(maxsize=2048)
-def _prop_validator(key: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(key))
+_stripped: dict[int, tuple[Any, Any]] = {}
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A cached validator for a schema without its x-* annotations (keyed by the schema object)."""
+    hit = _stripped.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        hit = (schema, validator(_schema_only(schema)))
+        _stripped[id(schema)] = hit
+    return hit[1]
 
 
 def _schema_only(schema: Any) -> Any:
@@ -227,19 +241,19 @@ def fit(prop: dict[str, Any], value: Any) -> Any:
     longer code a locate adapter resolved."""
     if value is None:
         return None
-    validator = _prop_validator(json.dumps(_schema_only(prop), sort_keys=True))
-    if validator.is_valid(value):
+    check = _validator(prop)
+    if check.is_valid(value):
         return value
     cut = prop.get("x-code-slice")
     if cut and isinstance(value, str) and value.isdigit():
         part = value[cut[0]:cut[1]]
-        if validator.is_valid(part):
+        if check.is_valid(part):
             return part
     if isinstance(value, str) and prop.get("format") == "date":
         digits = re.sub(r"\D", "", value)
         if len(digits) == 8:
             iso = f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
-            if validator.is_valid(iso):
+            if check.is_valid(iso):
                 return iso
     if prop.get("type") == "integer" and isinstance(value, str) and value.isdigit():
         return fit({k: v for k, v in prop.items() if k != "x-code-slice"}, int(value))
