@@ -28,8 +28,6 @@ answers the main request directly.
 
 from __future__ import annotations
 
-from ummaya.runtime.schemas import errors as schema_errors
-
 import asyncio
 import copy
 import functools
@@ -46,6 +44,7 @@ import httpx
 
 from ummaya.codegen.manifest import Fixture, Manifest, Upstream
 from ummaya.runtime.catalog import Catalog, CatalogError
+from ummaya.runtime.schemas import errors as schema_errors
 
 from .envelopes import Parsed, read_response
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError

@@ -12,12 +12,10 @@ a drifted upstream shows up as "items/0/distance_km: 'far' is not of type 'numbe
 
 from __future__ import annotations
 
-from ummaya.runtime.schemas import errors as schema_errors
-
 from typing import Any
 
-
 from ummaya.codegen.manifest import Upstream
+from ummaya.runtime.schemas import errors as schema_errors
 
 from .envelopes import Parsed, default_record_path, total_of
 from .errors import ADAPTER_ERROR, UpstreamError
