@@ -14,7 +14,7 @@ Live safety rails:
   quota result codes) are retried, ``max_attempts`` in all, with exponential backoff through an
   injectable ``sleep``.
 - token exchange (SGIS): the token is cached per host+token_path for ``token_ttl_s`` and refreshed
-  once when the answer carries one of ``auth.expired_codes``.
+  once when the answer carries one of ``auth.expired_codes``; concurrent calls share one exchange.
 - ``cache_ttl_s``: in-memory TTL cache of ok/no_data outcomes keyed by adapter + arguments,
   bounded by ``cache_max_entries``.
 - ``rate_limit_per_s``: requests to one host are spaced at least 1/rate seconds apart.
@@ -218,6 +218,7 @@ class Dispatcher:
         self.max_body_bytes = max_body_bytes
         self.cache_max_entries = max(1, cache_max_entries)
         self._tokens: dict[tuple[str, str], tuple[str, float]] = {}
+        self._token_locks: dict[tuple[int, str, str], asyncio.Lock] = {}
         self._cache: dict[tuple[str, str], tuple[float, CallOutcome]] = {}
         self._next_slot: dict[str, float] = {}
 
@@ -458,8 +459,10 @@ class Dispatcher:
             signed = _copy_req(req)
             apply_auth(signed, auth, self.env, None)
             return await self._send(run, signed)
+        stale: str | None = None
         for attempt in (1, 2):
-            token = await self._token(run, refresh=attempt == 2)
+            token = await self._token(run, stale=stale)
+            stale = token
             signed = _copy_req(req)
             apply_auth(signed, auth, self.env, token)
             try:
@@ -469,13 +472,25 @@ class Dispatcher:
                     raise
         raise AssertionError("unreachable")
 
-    async def _token(self, run: _Run, *, refresh: bool) -> str:
+    async def _token(self, run: _Run, *, stale: str | None) -> str:
+        """A valid exchanged token other than ``stale`` (the one the upstream just refused).
+
+        Single-flight per host+token_path: concurrent calls wait for one exchange instead of each
+        issuing a token (an issuer may revoke the previous token when it issues a new one)."""
         auth = run.upstream.auth
         assert auth is not None and auth.token_path and auth.token_field
         key = (host_of(run.base_url), auth.token_path)
-        cached = self._tokens.get(key)
-        if cached and not refresh and cached[1] > self._now_s():
-            return cached[0]
+        # Locks bind to the loop they first wait on; call_sync runs a fresh loop per call.
+        lock = self._token_locks.setdefault((id(asyncio.get_running_loop()), *key), asyncio.Lock())
+        async with lock:
+            cached = self._tokens.get(key)
+            if cached and cached[0] != stale and cached[1] > self._now_s():
+                return cached[0]
+            return await self._exchange(run, key)
+
+    async def _exchange(self, run: _Run, key: tuple[str, str]) -> str:
+        auth = run.upstream.auth
+        assert auth is not None and auth.token_path and auth.token_field
         params = [(k, credential(self.env, v)) for k, v in auth.token_params.items()]
         req = BuiltRequest(
             "GET",

@@ -599,6 +599,26 @@ def test_sgis_token_exchange_refreshes_once_on_minus_401(srv, tmp_path):
     assert again.status == "ok" and len(srv.seen(SGIS_TOKEN)) == 2
 
 
+def test_concurrent_calls_share_one_token_exchange_and_one_refresh(srv, tmp_path):
+    tokens = iter(["tok-stale", "tok-fresh", "tok-extra"])
+    srv.route(SGIS_TOKEN, lambda seen: Reply(body=sgis_token_json(next(tokens)), delay_s=0.05))
+
+    def geocode(seen):
+        if seen.param("accessToken") != "tok-fresh":
+            return Reply(body=sgis_json(None, err_cd=-401, err_msg="expired"))
+        return Reply(
+            body=sgis_json([{"sido_nm": "부산광역시", "sgg_nm": "사하구", "full_addr": "x"}])
+        )
+
+    srv.route(SGIS_PATH, geocode)
+    d = dispatcher(srv, SGIS, env=SGIS_ENV, tmp_path=tmp_path)
+    outs = run(
+        d.call_many([("sgis_test", {"latitude": 35.1 + i / 100}) for i in range(4)], mode="live")
+    )
+    assert [o.status for o in outs] == ["ok"] * 4
+    assert len(srv.seen(SGIS_TOKEN)) == 2  # one exchange, one refresh — not one per call
+
+
 def test_sgis_token_still_refused_after_refresh_is_credential_missing(srv, tmp_path):
     srv.route(SGIS_TOKEN, Reply(body=sgis_token_json("tok")))
     srv.route(SGIS_PATH, Reply(body=sgis_json(None, err_cd=-401, err_msg="expired")))
