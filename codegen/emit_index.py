@@ -9,7 +9,7 @@ Per adapter it carries the text fields by language and by field — title, summa
 examples, agency names, domain, primitive, tier — plus the non-text facts the ranker uses
 (primitive, tier, domain, agency code, the slots an adapter ``requires``/``provides``, the slot
 types of its required inputs) and its negative examples (requests that look alike but belong
-elsewhere). Glosses for the primitive and tier are fixed vocabulary, so a request phrased as an
+elsewhere — the index credits them to the adapter named in ``belongs_to``). Glosses for the primitive and tier are fixed vocabulary, so a request phrased as an
 intent ("신고하려고", "where is") has something to match even before a manifest's own words.
 """
 
@@ -141,6 +141,7 @@ def add_morphs(docs: list[dict[str, Any]]) -> None:
         for f in TEXT_FIELDS
         for t in _field_text(d["text"][lang][f])
     ]
+    texts += [n["text"] for d in docs for n in d["negative_examples"]]
     analysed = dict(zip(texts, morphs_many(texts)))
     for d in docs:
         d["morphs"] = {
@@ -150,6 +151,8 @@ def add_morphs(docs: list[dict[str, Any]]) -> None:
             }
             for lang in ("ko", "en")
         }
+        # negative examples are indexed for the adapter they belong to (a "redirect" field)
+        d["morphs"]["negatives"] = [" ".join(analysed[n["text"]]) for n in d["negative_examples"]]
 
 
 def documents_bytes(docs: Iterable[dict[str, Any]]) -> bytes:

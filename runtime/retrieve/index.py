@@ -30,7 +30,9 @@ import numpy as np
 from .analysis import ANALYZER_VERSION, grams
 
 # Text fields of a document and the families of terms each is indexed with.
-FIELDS = ("title", "summary", "hints", "examples", "agency", "meta")
+# "redirect": other adapters' negative examples whose belongs_to names this adapter — a manifest
+# saying "this request is not mine, it is X's" is evidence for X.
+FIELDS = ("title", "summary", "hints", "examples", "agency", "meta", "redirect")
 FAMILIES = ("g", "m")  # g: grams (bigrams + English words); m: Kiwi morphemes
 
 # Per-field weights (multiplying Whoosh's BM25F per-field score), tuned on the eval set's tune
@@ -42,11 +44,12 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "examples": 1.5,
     "agency": 1.0,
     "meta": 0.4,
+    "redirect": 1.5,
 }
 DEFAULT_FAMILY_WEIGHTS: dict[str, float] = {"g": 1.0, "m": 1.0}
 K1 = 1.2
 B = 0.75
-FORMAT = "2"
+FORMAT = "3"
 
 
 @dataclass(frozen=True)
@@ -72,11 +75,27 @@ def field_name(field: str, family: str) -> str:
     return f"{field}_{family}"
 
 
-def _doc_field_texts(doc: dict[str, Any]) -> dict[str, dict[str, str]]:
+def redirects(docs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    """belongs_to id -> [(negative example text, its morphemes)] from every other document."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for d in docs:
+        negm = (d.get("morphs") or {}).get("negatives") or []
+        for i, n in enumerate(d.get("negative_examples") or []):
+            if n.get("belongs_to") and n["belongs_to"] != d["id"]:
+                out.setdefault(n["belongs_to"], []).append((n["text"], negm[i] if i < len(negm) else ""))
+    return out
+
+
+def _doc_field_texts(doc: dict[str, Any], redirected: list[tuple[str, str]] = ()) -> dict[str, dict[str, str]]:
     """Space-joined terms per (field, family) for one document of documents.json."""
     out: dict[str, dict[str, str]] = {}
     morph = doc.get("morphs") or {}
+    g_red = [g for text, _ in redirected for g in grams(text)]
+    m_red = [m for _, ms in redirected for m in ms.split(" ") if m]
+    out["redirect"] = {"g": " ".join(g_red), "m": " ".join(m_red)}
     for field in FIELDS:
+        if field == "redirect":
+            continue
         sources = ("domain", "primitive", "tier") if field == "meta" else (field,)
         g_terms: list[str] = []
         m_terms: list[str] = []
@@ -154,8 +173,9 @@ def build_whoosh(target: Path, docs: list[dict[str, Any]], config: IndexConfig) 
 
     ix = windex.create_in(str(target), schema())
     writer = ix.writer(procs=1, limitmb=256)
+    red = redirects(docs)
     for doc in docs:
-        texts = _doc_field_texts(doc)
+        texts = _doc_field_texts(doc, red.get(doc["id"], ()))
         fields = {
             "id": doc["id"],
             "primitive": doc["primitive"],

@@ -11,9 +11,11 @@ Score = text score (BM25F over the Whoosh index, fields weighted) × signals the
 
 Abstention: the best candidate must cover enough of the request. Coverage = the IDF-weighted
 share of the request's gram terms (bigrams, English words) found anywhere in the candidate's
-document; unknown words count against it. Below ``abstain_coverage`` → ``[]`` (that is what the
-turn reports as ``no_adapter``). The threshold is tuned on the eval set's tune split
-(evals/README.md).
+document; unknown words count against it. The best candidate is kept when its coverage is at least
+``abstain_coverage`` *or* its text score, in units of ln N + 1 (IDF grows with the catalog size),
+is at least ``abstain_text`` (a long paraphrase can match strongly on a few words); otherwise
+``[]`` (what the turn reports as ``no_adapter``). Both thresholds were tuned on the eval set's
+tune split only (evals/README.md).
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ class Retriever:
         kiwi_query: bool = False,
         intent_boost: float = 0.25,
         context_boost: float = 0.1,
-        abstain_coverage: float = 0.34,
+        abstain_coverage: float = 0.3,
+        abstain_text: float = 9.0,
         dense: bool = False,
     ):
         raw = json.loads(documents)
@@ -103,6 +106,10 @@ class Retriever:
         self.intent_boost = intent_boost
         self.context_boost = context_boost
         self.abstain_coverage = abstain_coverage
+        self.abstain_text = abstain_text
+        # BM25 scores grow with ln N through IDF; the text threshold is in units of ln N + 1 so
+        # it means the same at 26 and at 10,000 adapters.
+        self.idf_scale = float(np.log(max(self.n, 1)) + 1.0)
         self.segment = Segmenter(k[2:] for k in self.compiled.keys if k.startswith("m:"))
         self.primitive = np.array([d["primitive"] for d in self.docs])
         self.tier = np.array([d["tier"] for d in self.docs])
@@ -263,9 +270,13 @@ class Retriever:
             final = np.where(mask, final, 0.0)
         order = self._top(final, top_k)
         order = [i for i in order if final[i] > 0]
-        if not order or cov[order[0]] < self.abstain_coverage:
+        if not order or not self.fits(float(cov[order[0]]), float(text[order[0]])):
             return []
         return [self._candidate(i, float(final[i]), float(cov[i]), float(text[i])) for i in order]
+
+    def fits(self, coverage: float, text_score: float) -> bool:
+        """The abstention rule: enough of the request covered, or strong text evidence."""
+        return coverage >= self.abstain_coverage or text_score / self.idf_scale >= self.abstain_text
 
     def _top(self, scores: np.ndarray, k: int) -> list[int]:
         k = min(k, self.n)
