@@ -53,12 +53,11 @@ from .project import build_output, validate_output
 from .request import (
     BuiltRequest,
     apply_auth,
+    build_lookup_request,
     build_request,
     credential,
     host_of,
     join_url,
-    query_pairs,
-    secret_names,
 )
 from .resolvers import Clock, utc_now
 from .transforms import get_path, records_at
@@ -382,19 +381,20 @@ class Dispatcher:
     async def _execute(self, run: _Run, args: dict, t0: float) -> CallOutcome:
         tier: TierName = "live" if run.live else "mock"
         try:
-            args = await self._lookup(run, args)
-            if args is None:
-                output = {"items": [], "total_count": 0}
+            filled = await self._lookup(run, args)
+            if filled is None:
+                assert run.upstream.lookup is not None
                 return CallOutcome(
                     adapter_id=run.manifest.id,
                     tier=tier,
                     status="no_data",
-                    output=_fit_empty(output, run.manifest.output_schema),
-                    error_message=f"lookup found no record to fill '{run.upstream.lookup.when_missing}'",  # type: ignore[union-attr]
+                    output=_fit_empty({"items": [], "total_count": 0}, run.manifest.output_schema),
+                    error_message=f"lookup found no record for '{run.upstream.lookup.when_missing}'",
                     upstream_url=run.url,
                     latency_ms=_ms(t0),
                     attempts=run.attempts,
                 )
+            args = filled
             parsed = await self._main_request(run, args)
             output = build_output(parsed, run.upstream, run.manifest.output_schema)
         except UpstreamError as exc:
@@ -420,15 +420,7 @@ class Dispatcher:
             return args
         if not run.live and not run.lookup_body_present:
             return args
-        url = join_url(run.base_url, lookup.path)
-        static = {**run.upstream.static_params, **lookup.static_params}
-        pairs = dict(query_pairs({}, static, args))
-        if run.upstream.format == "json":
-            pairs.update({k: str(v) for k, v in (run.upstream.format_param or {}).items()})
-        pairs.update(dict(query_pairs(lookup.params, {}, args)))
-        req = BuiltRequest(
-            "GET", url, list(pairs.items()), secret_names=secret_names(run.upstream.auth)
-        )
+        req = build_lookup_request(run.upstream, lookup, args, base_url=run.base_url)
         parsed = await self._authorized(run, req)
         records = records_at(parsed.document, lookup.record_path)
         if not records:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
-from ummaya.codegen.manifest import Auth, Upstream
+from ummaya.codegen.manifest import Auth, Lookup, Upstream
 
 from .errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
 from .resolvers import resolve
@@ -142,6 +142,22 @@ def build_request(
     if env is not None:
         apply_auth(req, upstream.auth, env, token)
     return req
+
+
+def build_lookup_request(
+    upstream: Upstream, lookup: Lookup, args: Mapping[str, Any], *, base_url: str
+) -> BuiltRequest:
+    """The lookup step's request: same static/format parameters and key as the main request."""
+    pairs = dict(query_pairs({}, {**upstream.static_params, **lookup.static_params}, args))
+    if upstream.format == "json":
+        pairs.update({k: param_value(v) for k, v in (upstream.format_param or {}).items()})
+    pairs.update(dict(query_pairs(lookup.params, {}, args)))
+    return BuiltRequest(
+        "GET",
+        join_url(base_url, lookup.path),
+        list(pairs.items()),
+        secret_names=secret_names(upstream.auth),
+    )
 
 
 def apply_auth(
