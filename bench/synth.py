@@ -146,7 +146,10 @@ def write_documents(real: list[Manifest], n: int, folder: Path, seed: int = 7) -
     real_ids = ",".join(sorted(m.id for m in real))
     import hashlib
 
-    tag = hashlib.sha256(f"{n}:{seed}:{real_ids}:{Path(__file__).stat().st_mtime}".encode()).hexdigest()[:10]
+    emitter = Path(__file__).resolve().parents[1] / "codegen" / "emit_index.py"
+    sources = Path(__file__).read_bytes() + emitter.read_bytes()
+    real_hash = hashlib.sha256("".join(m.model_dump_json() for m in real).encode()).hexdigest()
+    tag = hashlib.sha256(f"{n}:{seed}:{real_ids}:{real_hash}:".encode() + sources).hexdigest()[:10]
     path = folder / f"documents-{n}-{tag}.json"
     if not path.exists():
         data = emit_index(synthetic_manifests(real, n, seed))[DOCUMENTS_PATH]
