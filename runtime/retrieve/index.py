@@ -44,7 +44,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "examples": 1.5,
     "agency": 1.0,
     "meta": 0.4,
-    "redirect": 1.5,
+    "redirect": 0.6,
 }
 DEFAULT_FAMILY_WEIGHTS: dict[str, float] = {"g": 1.0, "m": 1.0}
 K1 = 1.2
