@@ -89,6 +89,17 @@ def variant(src: Path, dst: Path, release_id: str, keep: Any = None) -> Path:
     return dst
 
 
+# Unpacked releases are immutable (keyed by release id and bundle hash), so every app in the
+# session shares one cache folder and builds each release's search index once.
+RELEASE_CACHE = Path(tempfile.gettempdir()) / f"ummaya-serve-releases-{os.getpid()}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _release_cache() -> Iterator[None]:
+    yield
+    shutil.rmtree(RELEASE_CACHE, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UMMAYA_HOME", str(tmp_path / "home"))
@@ -106,7 +117,7 @@ def sqlite_url(tmp_path: Path) -> str:
 def settings(generated: Path, db_url: str, tmp_path: Path, **kw: Any) -> Any:
     from ummaya.runtime.serve import ServeSettings
 
-    kw.setdefault("release_cache", tmp_path / "releases")
+    kw.setdefault("release_cache", RELEASE_CACHE)
     return ServeSettings(database_url=db_url, generated=generated, **kw)
 
 
@@ -199,7 +210,7 @@ def live_server(generated: Path, tmp_path: Path) -> Iterator[Any]:
     def start(db_url: str, **env: str) -> LiveServer:
         s = LiveServer({"UMMAYA_DATABASE_URL": db_url, "UMMAYA_GENERATED": str(generated),
                         "UMMAYA_HOME": str(tmp_path / "home"),
-                        "UMMAYA_RELEASE_CACHE": str(tmp_path / f"releases{len(servers)}"), **env},
+                        "UMMAYA_RELEASE_CACHE": str(RELEASE_CACHE), **env},
                        tmp_path / f"server{len(servers)}.log")
         servers.append(s)
         s.wait_ready()

@@ -1,0 +1,166 @@
+"""Bad input: stable 4xx codes in the one error shape, the same code in both modes, nothing
+half-written, the server stays up — including a client that disconnects mid-stream."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.serve.conftest import parse_sse
+from tests.support.fake_openai import FakeOpenAIServer, stream_text
+from ummaya.runtime.store import open_store
+
+OK = "부산시청 위치 알려줘"
+
+CASES: list[tuple[str, Any, int, str]] = [
+    ("malformed json", b'{"query": "x",', 400, "invalid_json"),
+    ("not an object", [], 422, "invalid_request"),
+    ("empty object", {}, 422, "invalid_request"),
+    ("query wrong type", {"query": 5}, 422, "invalid_request"),
+    ("query null", {"query": None}, 422, "invalid_request"),
+    ("query empty", {"query": ""}, 422, "empty_query"),
+    ("query only whitespace and controls", {"query": " \t\u0000\u200b "}, 422, "empty_query"),
+    ("query too long", {"query": "가" * 2001}, 422, "query_too_long"),
+    ("top_k wrong type", {"query": OK, "top_k": "many"}, 422, "invalid_request"),
+    ("top_k zero", {"query": OK, "top_k": 0}, 422, "invalid_request"),
+    ("top_k huge", {"query": OK, "top_k": 10**9}, 422, "invalid_request"),
+    ("stream wrong type", {"query": OK, "stream": "yes please"}, 422, "invalid_request"),
+    ("unknown field", {"query": OK, "temperature": 2}, 422, "invalid_request"),
+    ("unknown release", {"query": OK, "release_alias": "does-not-exist"}, 404, "release_not_found"),
+    ("release alias with odd characters", {"query": OK, "release_alias": "../../etc"}, 422, "invalid_request"),
+    ("other knowledge base", {"query": OK, "knowledge_base_id": "other"}, 404, "knowledge_base_not_found"),
+    ("unknown filter key", {"query": OK, "filters": {"colour": "red"}}, 422, "unknown_filter"),
+    ("filter unknown primitive", {"query": OK, "filters": {"primitive": "teleport"}}, 422, "invalid_filter"),
+    ("filter empty string", {"query": OK, "filters": {"domain": ""}}, 422, "invalid_filter"),
+    ("filter empty list", {"query": OK, "filters": {"tier": []}}, 422, "invalid_filter"),
+    ("filter over-long value", {"query": OK, "filters": {"agency": "x" * 500}}, 422, "invalid_filter"),
+    ("filter number", {"query": OK, "filters": {"primitive": 3}}, 422, "invalid_request"),
+    ("filter object", {"query": OK, "filters": {"agency": {"code": "NMC"}}}, 422, "invalid_request"),
+    ("filters not an object", {"query": OK, "filters": ["primitive"]}, 422, "invalid_request"),
+]
+ANSWER_ONLY: list[tuple[str, Any, int, str]] = [
+    ("consent for unknown adapter", {"query": OK, "consents": ["no_such_adapter"], "session_id": "bad-1"}, 422, "unknown_adapter"),
+    ("unknown planner", {"query": OK, "generation": {"planner": "gpt"}}, 422, "invalid_request"),
+    ("session id with odd characters", {"query": OK, "session_id": "a b/c"}, 422, "invalid_request"),
+    ("mode unknown", {"query": OK, "mode": "turbo"}, 422, "invalid_request"),
+]
+
+
+def _post(api: Any, path: str, body: Any, **kw: Any) -> Any:
+    if isinstance(body, bytes):
+        return api.post(path, content=body, headers={"content-type": "application/json"}, **kw)
+    return api.post(path, json=body, **kw)
+
+
+def _shape(r: Any) -> dict[str, Any]:
+    body = r.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "trace_id"}, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    return body["error"]
+
+
+@pytest.mark.parametrize("path", ["/v1/answer", "/v1/retrieve"])
+@pytest.mark.parametrize("name,body,status,code", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_json(api: Any, path: str, name: str, body: Any, status: int, code: str) -> None:
+    r = _post(api, path, body)
+    assert r.status_code == status, r.text
+    assert _shape(r)["code"] == code
+
+
+@pytest.mark.parametrize("name,body,status,code", ANSWER_ONLY, ids=[c[0] for c in ANSWER_ONLY])
+def test_bad_input_answer_only(api: Any, name: str, body: Any, status: int, code: str) -> None:
+    r = _post(api, "/v1/answer", body)
+    assert r.status_code == status, r.text
+    assert _shape(r)["code"] == code
+
+
+@pytest.mark.parametrize("name,body,status,code",
+                         [c for c in CASES + ANSWER_ONLY if isinstance(c[1], dict) and c[1]],
+                         ids=[c[0] for c in CASES + ANSWER_ONLY if isinstance(c[1], dict) and c[1]])
+def test_same_code_when_a_stream_was_asked_for(api: Any, name: str, body: dict[str, Any], status: int,
+                                               code: str) -> None:
+    stream_body = {**body, "stream": True} if "stream" not in body else body
+    r = api.post("/v1/answer", json=stream_body)
+    assert r.status_code == status
+    if r.headers["content-type"].startswith("text/event-stream"):
+        events = parse_sse(r.text)
+        assert [e["event"] for e in events] == ["metadata", "error"]
+        assert events[1]["data"]["error"]["code"] == code
+    else:
+        assert _shape(r)["code"] == code
+
+
+def test_size_limit_and_media_type(api: Any) -> None:
+    big = json.dumps({"query": "가" * 40000}).encode()  # 120 KB of UTF-8
+    r = api.post("/v1/answer", content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and _shape(r)["code"] == "payload_too_large"
+
+    def chunks():  # no Content-Length: the limit holds for chunked bodies too
+        for _ in range(20):
+            yield b" " * 4096
+        yield b'{"query": "x"}'
+
+    r = api.post("/v1/answer", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and _shape(r)["code"] == "payload_too_large"
+    r = api.post("/v1/answer", content=b"query=x", headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 415 and _shape(r)["code"] == "unsupported_media_type"
+    r = api.post("/v1/answer", content=json.dumps({"query": OK, "mode": "mock"}).encode())  # no content type
+    assert r.status_code == 200
+    assert api.get("/v1/nothing-here").status_code == 404
+    assert _shape(api.get("/v1/answer"))["code"] == "method_not_allowed"
+
+
+def test_nothing_half_written(api: Any, generated: Path, sqlite_url: str) -> None:
+    r = api.post("/v1/answer", json={"query": OK, "session_id": "half-1", "consents": ["no_such_adapter"]})
+    assert r.status_code == 422
+    r = api.post("/v1/answer", json={"query": "", "session_id": "half-1"})
+    assert r.status_code == 422
+    with open_store(sqlite_url) as store:
+        assert store.get_session("half-1") is None
+        assert store.list_consents("half-1") == []
+        t = store.get_trace(r.json()["error"]["trace_id"])
+        assert t is not None and t.state == "failed" and t.meta["error"]["code"] == "empty_query"
+    assert api.get("/healthz").status_code == 200
+
+
+def test_client_disconnect_mid_stream(live_server: Any, tmp_path: Path) -> None:
+    """A client that goes away mid-answer: the turn is cancelled, the trace says so, the server
+    stays up and answers the next request."""
+    slow = stream_text("천천히 답하는 중입니다. " * 40, piece=6)
+    slow.delay_between_s = 0.05  # ~10 s of deltas if nobody stops it
+    with FakeOpenAIServer(script=[slow]) as llm:
+        db = f"sqlite:///{tmp_path / 'disconnect.sqlite3'}"
+        srv = live_server(db, UMMAYA_LLM_BASE_URL=llm.base_url)
+        body = {"query": "동아대 승학캠퍼스 근처 약국 어디 있어?", "stream": True, "mode": "mock",
+                "generation": {"planner": "openai", "timeout_s": 30}}
+        trace_id = None
+        t0 = time.monotonic()
+        with httpx.stream("POST", srv.url + "/v1/answer", json=body, timeout=30) as r:
+            assert r.status_code == 200
+            seen = 0
+            for line in r.iter_lines():
+                if line.startswith("data: ") and trace_id is None:
+                    trace_id = json.loads(line[6:])["trace_id"]
+                if line == "event: delta":
+                    seen += 1
+                    if seen == 3:
+                        break  # hang up
+        assert trace_id and time.monotonic() - t0 < 8
+        deadline = time.monotonic() + 10
+        t = None
+        while time.monotonic() < deadline:
+            t = httpx.get(f"{srv.url}/v1/traces/{trace_id}", timeout=5)
+            if t.status_code == 200:
+                break
+            time.sleep(0.1)
+        assert t is not None and t.status_code == 200
+        t = t.json()
+        assert t["state"] == "failed" and t["meta"]["error"]["code"] == "client_disconnected"
+        assert srv.alive()
+        r = httpx.post(srv.url + "/v1/answer", json={"query": OK, "mode": "mock"}, timeout=30)
+        assert r.status_code == 200 and r.json()["stop_reason"] == "completed"
