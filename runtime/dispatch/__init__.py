@@ -2,7 +2,8 @@
 
 One engine interprets every manifest; per-adapter code is zero. Modules, in the order a call runs:
 ``request`` (build from ``Upstream``; ``resolvers`` for derived params), ``engine`` (tiers,
-transports, retries, host guard, token exchange, lookup, cache, rate limit), ``envelopes`` (body →
+transports, retries, host guard, token exchange, lookup, cache, rate limit), ``fixtures`` (Mock's
+fixture choice and transport, ``parse_fixture``), ``envelopes`` (body →
 records or a classified error; ``xmltree`` via defusedxml), ``project`` (+ ``transforms``: fields,
 coercion, post-processors, output_schema check). ``errors`` names the classes and codes.
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .engine import (
-    Dispatcher,
+from .engine import Dispatcher
+from .fixtures import (
     FixtureTransport,
     fixture_files,
     lookup_fixture_name,

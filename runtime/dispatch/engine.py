@@ -23,13 +23,12 @@ Live safety rails:
 
 Mock with a ``lookup`` step: the lookup request is answered from ``<fixture stem>.lookup<suffix>``
 beside the fixture body when that file exists; otherwise the lookup is skipped and the fixture
-answers the main request directly.
+answers the main request directly (fixture choice and the fixture transport: ``fixtures.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import json
 import os
@@ -37,33 +36,39 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
-from ummaya.codegen.manifest import Fixture, Manifest, Upstream
+from ummaya.codegen.manifest import Manifest, Upstream
 from ummaya.runtime.catalog import Catalog, CatalogError
-from ummaya.runtime.schemas import errors as schema_errors
 
 from .envelopes import Parsed, read_response
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
-from .outcome import CallOutcome
-from .project import build_output, validate_output
+from .fixtures import (
+    FixtureTransport,
+    fixture_content_type,
+    lookup_fixture_name,
+    outcome_from_expected,
+    pick_fixture,
+)
+from .outcome import CallOutcome, TierName, error_outcome, handoff_outcome, ms
+from .project import build_output
 from .request import (
     BuiltRequest,
     apply_auth,
     build_lookup_request,
     build_request,
+    check_arguments,
     credential,
     host_of,
     join_url,
+    with_defaults,
 )
 from .resolvers import Clock, utc_now
 from .transforms import get_path, records_at
 
 Mode = Literal["auto", "live", "mock"]
-TierName = Literal["live", "mock", "handoff"]
 MOCK_BASE_URL = "https://mock.invalid"  # mock-tier adapters may have no real host at all
 
 
@@ -72,95 +77,6 @@ def _ssl_context() -> ssl.SSLContext:
     # Building a client's default context loads the CA bundle (~0.1 s); one shared context keeps
     # per-call clients cheap, which call_many's concurrency depends on.
     return httpx.create_ssl_context()
-
-
-# -- arguments ---------------------------------------------------------------------------------
-
-
-def with_defaults(input_schema: dict[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(args)
-    for name, prop in (input_schema.get("properties") or {}).items():
-        if name not in out and isinstance(prop, dict) and "default" in prop:
-            out[name] = copy.deepcopy(prop["default"])
-    return out
-
-
-def check_arguments(input_schema: dict[str, Any], args: Mapping[str, Any]) -> None:
-    errors = schema_errors(input_schema, dict(args))
-    if errors:
-        err = errors[0]
-        where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"
-        raise UpstreamError(ADAPTER_ERROR, "INVALID_ARGUMENTS", f"{where}: {err.message}")
-
-
-# -- fixtures ----------------------------------------------------------------------------------
-
-
-def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) -> Fixture:
-    if name is not None:
-        for f in manifest.fixtures:
-            if f.name == name:
-                return f
-        raise UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no fixture '{name}'")
-    # Error fixtures answer only when asked for by name: a citizen whose arguments happen to equal
-    # an error fixture's request must not get a recorded gateway failure in Mock mode.
-    normal = [f for f in manifest.fixtures if f.expected is not None]
-    for f in normal:
-        if with_defaults(manifest.input_schema, f.request) == dict(args):
-            return f
-    for f in normal:
-        return f
-    raise UpstreamError(
-        ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no normal fixture to answer from"
-    )
-
-
-def lookup_fixture_name(response: str) -> str:
-    """``hadan.json`` → ``hadan.lookup.json``: the body Mock answers a lookup request with."""
-    p = Path(response)
-    return str(p.with_name(f"{p.stem}.lookup{p.suffix}"))
-
-
-def fixture_files(manifest: Manifest, fixture: Fixture, folder: Path) -> list[str]:
-    """Every file under ``folder`` (fixtures/<adapter_id>/) a Mock call with ``fixture`` reads —
-    what the build must copy to generated/fixtures/<adapter_id>/."""
-    if fixture.response is None:
-        return []
-    files = [fixture.response]
-    if manifest.upstream is not None and manifest.upstream.lookup is not None:
-        side = lookup_fixture_name(fixture.response)
-        if (folder / side).is_file():
-            files.append(side)
-    return files
-
-
-def fixture_content_type(fixture: Fixture) -> str:
-    if fixture.content_type:
-        return fixture.content_type
-    suffix = Path(fixture.response or "").suffix.lower()
-    if suffix == ".xml":
-        return "text/xml;charset=UTF-8"
-    if suffix in (".html", ".htm"):
-        return "text/html;charset=UTF-8"
-    return "application/json;charset=UTF-8"
-
-
-class FixtureTransport(httpx.AsyncBaseTransport):
-    """Answers every request with one fixture body; ``routes`` (URL path → body) answer the
-    lookup request. Records the requests it saw so tests can compare Mock and Live."""
-
-    def __init__(
-        self, body: bytes, status: int, content_type: str, routes: dict[str, bytes] | None = None
-    ):
-        self.body, self.status, self.content_type = body, status, content_type
-        self.routes = routes or {}
-        self.requests: list[httpx.Request] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        body = self.routes.get(request.url.path, self.body)
-        status = 200 if request.url.path in self.routes else self.status
-        return httpx.Response(status, content=body, headers={"content-type": self.content_type})
 
 
 class _KeepOpen(httpx.AsyncBaseTransport):
@@ -260,7 +176,7 @@ class Dispatcher:
             return await self._call(adapter_id, args, mode, fixture, t0)
         except Exception as exc:  # noqa: BLE001 — a turn stops with a reason, it never crashes
             err = UpstreamError(ADAPTER_ERROR, "INTERNAL", f"{type(exc).__name__}: {exc}")
-            return _error_outcome(adapter_id, "live" if mode == "live" else "mock", err, t0)
+            return error_outcome(adapter_id, "live" if mode == "live" else "mock", err, t0)
 
     async def _call(
         self, adapter_id: str, args: dict, mode: Mode, fixture: str | None, t0: float
@@ -268,7 +184,7 @@ class Dispatcher:
         try:
             manifest = self.catalog.get(adapter_id)
         except CatalogError as exc:
-            return _error_outcome(
+            return error_outcome(
                 adapter_id,
                 "live" if mode == "live" else "mock",
                 UpstreamError(ADAPTER_ERROR, "UNKNOWN_ADAPTER", str(exc)),
@@ -281,7 +197,7 @@ class Dispatcher:
             args = with_defaults(manifest.input_schema, args or {})
             check_arguments(manifest.input_schema, args)
         except UpstreamError as exc:
-            return _error_outcome(adapter_id, tier, exc, t0)
+            return error_outcome(adapter_id, tier, exc, t0)
         if tier == "mock":
             return await self._mock(manifest, args, fixture, t0)
         return await self._live(manifest, args, t0)
@@ -300,15 +216,15 @@ class Dispatcher:
         try:
             fx = pick_fixture(manifest, args, fixture_name)
         except UpstreamError as exc:
-            return _error_outcome(manifest.id, "mock", exc, t0)
+            return error_outcome(manifest.id, "mock", exc, t0)
         if fx.response is None:
-            return _outcome_from_expected(manifest, fx, t0)
+            return outcome_from_expected(manifest, fx, t0)
         path = self.catalog.fixture_path(manifest.id, fx.response)
         try:
             body = path.read_bytes()
         except OSError as exc:
             err = UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"fixture body {path}: {exc.strerror}")
-            return _error_outcome(manifest.id, "mock", err, t0, fixture=fx.name)
+            return error_outcome(manifest.id, "mock", err, t0, fixture=fx.name)
         base = manifest.upstream.base_url or MOCK_BASE_URL
         routes: dict[str, bytes] = {}
         lookup = manifest.upstream.lookup
@@ -344,7 +260,7 @@ class Dispatcher:
                     ADAPTER_ERROR, "NO_BASE_URL", f"{manifest.id}: upstream.base_url is not set"
                 )
         except UpstreamError as exc:
-            return _error_outcome(manifest.id, "live", exc, t0)
+            return error_outcome(manifest.id, "live", exc, t0)
 
         cache_key = None
         if upstream.cache_ttl_s:
@@ -391,14 +307,14 @@ class Dispatcher:
                     output=_fit_empty({"items": [], "total_count": 0}, run.manifest.output_schema),
                     error_message=f"lookup found no record for '{run.upstream.lookup.when_missing}'",
                     upstream_url=run.url,
-                    latency_ms=_ms(t0),
+                    latency_ms=ms(t0),
                     attempts=run.attempts,
                 )
             args = filled
             parsed = await self._main_request(run, args)
             output = build_output(parsed, run.upstream, run.manifest.output_schema)
         except UpstreamError as exc:
-            out = _error_outcome(run.manifest.id, tier, exc, t0)
+            out = error_outcome(run.manifest.id, tier, exc, t0)
             out.upstream_url, out.attempts = run.url, run.attempts
             return out
         status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
@@ -408,7 +324,7 @@ class Dispatcher:
             status=status,
             output=output,
             upstream_url=run.url,
-            latency_ms=_ms(t0),
+            latency_ms=ms(t0),
             attempts=run.attempts,
         )
 
@@ -584,10 +500,6 @@ class Dispatcher:
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 3)
-
-
 def _copy_req(req: BuiltRequest) -> BuiltRequest:
     return BuiltRequest(req.method, req.url, list(req.params), dict(req.headers), req.secret_names)
 
@@ -597,90 +509,3 @@ def _fit_empty(output: dict, schema: dict) -> dict:
     if "total_count" not in props and schema.get("additionalProperties", True) is False:
         output.pop("total_count", None)
     return output
-
-
-def _error_outcome(
-    adapter_id: str, tier: TierName, exc: UpstreamError, t0: float, *, fixture: str | None = None
-) -> CallOutcome:
-    return CallOutcome(
-        adapter_id=adapter_id,
-        tier=tier,
-        status="error",
-        output=None,
-        error_class=exc.error_class,
-        error_code=exc.code,
-        error_message=exc.message,
-        latency_ms=_ms(t0),
-        fixture=fixture,
-    )
-
-
-def handoff_outcome(manifest: Manifest, t0: float | None = None) -> CallOutcome:
-    material = (
-        manifest.handoff.model_dump(mode="json", exclude_none=True) if manifest.handoff else {}
-    )
-    return CallOutcome(
-        adapter_id=manifest.id,
-        tier="handoff",
-        status="handoff",
-        output=material,
-        latency_ms=_ms(t0) if t0 is not None else 0.0,
-    )
-
-
-def _outcome_from_expected(manifest: Manifest, fx: Fixture, t0: float | None) -> CallOutcome:
-    """A mock-tier fixture without an upstream body: its declared outcome is the mock's answer."""
-    latency = _ms(t0) if t0 is not None else 0.0
-    if fx.expected_error is not None:
-        return CallOutcome(
-            adapter_id=manifest.id,
-            tier="mock",
-            status="error",
-            error_class=fx.expected_error,
-            error_code="FIXTURE",
-            error_message=fx.description or f"fixture {fx.name}",
-            latency_ms=latency,
-            fixture=fx.name,
-        )
-    try:
-        validate_output(fx.expected or {}, manifest.output_schema)
-    except UpstreamError as exc:
-        return _error_outcome(manifest.id, "mock", exc, t0 or time.perf_counter(), fixture=fx.name)
-    items = (fx.expected or {}).get("items")
-    status = "no_data" if isinstance(items, list) and not items else "ok"
-    return CallOutcome(
-        adapter_id=manifest.id,
-        tier="mock",
-        status=status,
-        output=copy.deepcopy(fx.expected),
-        latency_ms=latency,
-        fixture=fx.name,
-    )
-
-
-def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutcome:
-    """Run one fixture body through the adapter's own reader and projection (no request).
-
-    codegen's link stage compares the result with ``fixture.expected`` / ``expected_error``.
-    ``manifest`` must be profile-resolved (codegen.resolve.resolve_manifest).
-    """
-    t0 = time.perf_counter()
-    if manifest.tier == "handoff" or manifest.upstream is None:
-        return handoff_outcome(manifest, t0)
-    if fixture.response is None and not body:
-        return _outcome_from_expected(manifest, fixture, t0)
-    try:
-        parsed = read_response(manifest.upstream.envelope, fixture.status, body)
-        output = build_output(parsed, manifest.upstream, manifest.output_schema)
-    except UpstreamError as exc:
-        return _error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
-    status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
-    return CallOutcome(
-        adapter_id=manifest.id,
-        tier="mock",
-        status=status,
-        output=output,
-        latency_ms=_ms(t0),
-        fixture=fixture.name,
-        attempts=1,
-    )

@@ -5,9 +5,16 @@ A cache hit (Live, ``cache_ttl_s``) reports ``attempts=0``: no request was sent 
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from pydantic import BaseModel
+
+from ummaya.codegen.manifest import Manifest
+
+from .errors import UpstreamError
+
+TierName = Literal["live", "mock", "handoff"]
 
 
 class CallOutcome(BaseModel):
@@ -22,3 +29,36 @@ class CallOutcome(BaseModel):
     latency_ms: float = 0.0
     fixture: str | None = None
     attempts: int = 0
+
+
+def ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def error_outcome(
+    adapter_id: str, tier: TierName, exc: UpstreamError, t0: float, *, fixture: str | None = None
+) -> CallOutcome:
+    return CallOutcome(
+        adapter_id=adapter_id,
+        tier=tier,
+        status="error",
+        output=None,
+        error_class=exc.error_class,
+        error_code=exc.code,
+        error_message=exc.message,
+        latency_ms=ms(t0),
+        fixture=fixture,
+    )
+
+
+def handoff_outcome(manifest: Manifest, t0: float | None = None) -> CallOutcome:
+    material = (
+        manifest.handoff.model_dump(mode="json", exclude_none=True) if manifest.handoff else {}
+    )
+    return CallOutcome(
+        adapter_id=manifest.id,
+        tier="handoff",
+        status="handoff",
+        output=material,
+        latency_ms=ms(t0) if t0 is not None else 0.0,
+    )

@@ -10,12 +10,16 @@ The data.go.kr key must reach httpx *decoded* (httpx encodes it once). Portal us
 the encoded key; a key carrying ``%XX`` escapes is unquoted once here so it is never sent as
 ``%252B`` (the classic SERVICE_KEY_IS_NOT_REGISTERED_ERROR).
 
+Arguments get their ``input_schema`` defaults (``with_defaults``) and are checked against it
+(``check_arguments``: adapter_error INVALID_ARGUMENTS naming the field) before anything is built.
+
 ``redacted_url`` is what outcomes and traces show: the key, tokens and any parameter named in
 ``SECRET_PARAMS`` are dropped entirely.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import re
 from collections.abc import Mapping
@@ -24,6 +28,7 @@ from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
 from ummaya.codegen.manifest import Auth, Lookup, Upstream
+from ummaya.runtime.schemas import errors as schema_errors
 
 from .errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
 from .resolvers import resolve
@@ -173,3 +178,22 @@ def apply_auth(
         if token is None:
             raise UpstreamError(ADAPTER_ERROR, "TOKEN", "token exchange did not produce a token")
         req.params.append((auth.param or "accessToken", token))
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+def with_defaults(input_schema: dict[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(args)
+    for name, prop in (input_schema.get("properties") or {}).items():
+        if name not in out and isinstance(prop, dict) and "default" in prop:
+            out[name] = copy.deepcopy(prop["default"])
+    return out
+
+
+def check_arguments(input_schema: dict[str, Any], args: Mapping[str, Any]) -> None:
+    errors = schema_errors(input_schema, dict(args))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"
+        raise UpstreamError(ADAPTER_ERROR, "INVALID_ARGUMENTS", f"{where}: {err.message}")

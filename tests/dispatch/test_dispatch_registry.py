@@ -21,7 +21,7 @@ from ummaya.codegen.loader import load_registry
 from ummaya.codegen.resolve import resolve_manifest
 from ummaya.runtime.catalog import Catalog
 from ummaya.runtime.dispatch import Dispatcher, fixture_files, parse_fixture
-from ummaya.runtime.dispatch.engine import fixture_content_type
+from ummaya.runtime.dispatch.fixtures import fixture_content_type
 
 _REG, _PROBLEMS = load_registry(REPO)
 _LOADED = {

@@ -1,0 +1,151 @@
+"""Mock's side of the engine: choosing a fixture, serving its bytes, and ``parse_fixture``.
+
+Mock differs from Live only by the transport: ``FixtureTransport`` answers with the fixture body,
+status and content type (inferred from the file extension when the fixture does not say), so the
+request building, envelope reading and projection are the very same code. A lookup step is
+answered from ``<fixture stem>.lookup<suffix>`` beside the body (``fixture_files`` names every file
+a fixture needs, for the build to copy). Error fixtures answer only when named.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ummaya.codegen.manifest import Fixture, Manifest
+
+from .envelopes import read_response
+from .errors import ADAPTER_ERROR, UpstreamError
+from .outcome import CallOutcome, error_outcome, handoff_outcome, ms
+from .project import build_output, validate_output
+from .request import with_defaults
+
+
+def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) -> Fixture:
+    if name is not None:
+        for f in manifest.fixtures:
+            if f.name == name:
+                return f
+        raise UpstreamError(ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no fixture '{name}'")
+    # Error fixtures answer only when asked for by name: a citizen whose arguments happen to equal
+    # an error fixture's request must not get a recorded gateway failure in Mock mode.
+    normal = [f for f in manifest.fixtures if f.expected is not None]
+    for f in normal:
+        if with_defaults(manifest.input_schema, f.request) == dict(args):
+            return f
+    for f in normal:
+        return f
+    raise UpstreamError(
+        ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no normal fixture to answer from"
+    )
+
+
+def lookup_fixture_name(response: str) -> str:
+    """``hadan.json`` → ``hadan.lookup.json``: the body Mock answers a lookup request with."""
+    p = Path(response)
+    return str(p.with_name(f"{p.stem}.lookup{p.suffix}"))
+
+
+def fixture_files(manifest: Manifest, fixture: Fixture, folder: Path) -> list[str]:
+    """Every file under ``folder`` (fixtures/<adapter_id>/) a Mock call with ``fixture`` reads —
+    what the build must copy to generated/fixtures/<adapter_id>/."""
+    if fixture.response is None:
+        return []
+    files = [fixture.response]
+    if manifest.upstream is not None and manifest.upstream.lookup is not None:
+        side = lookup_fixture_name(fixture.response)
+        if (folder / side).is_file():
+            files.append(side)
+    return files
+
+
+def fixture_content_type(fixture: Fixture) -> str:
+    if fixture.content_type:
+        return fixture.content_type
+    suffix = Path(fixture.response or "").suffix.lower()
+    if suffix == ".xml":
+        return "text/xml;charset=UTF-8"
+    if suffix in (".html", ".htm"):
+        return "text/html;charset=UTF-8"
+    return "application/json;charset=UTF-8"
+
+
+class FixtureTransport(httpx.AsyncBaseTransport):
+    """Answers every request with one fixture body; ``routes`` (URL path → body) answer the
+    lookup request. Records the requests it saw so tests can compare Mock and Live."""
+
+    def __init__(
+        self, body: bytes, status: int, content_type: str, routes: dict[str, bytes] | None = None
+    ):
+        self.body, self.status, self.content_type = body, status, content_type
+        self.routes = routes or {}
+        self.requests: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        body = self.routes.get(request.url.path, self.body)
+        status = 200 if request.url.path in self.routes else self.status
+        return httpx.Response(status, content=body, headers={"content-type": self.content_type})
+
+
+def outcome_from_expected(manifest: Manifest, fx: Fixture, t0: float | None) -> CallOutcome:
+    """A mock-tier fixture without an upstream body: its declared outcome is the mock's answer."""
+    latency = ms(t0) if t0 is not None else 0.0
+    if fx.expected_error is not None:
+        return CallOutcome(
+            adapter_id=manifest.id,
+            tier="mock",
+            status="error",
+            error_class=fx.expected_error,
+            error_code="FIXTURE",
+            error_message=fx.description or f"fixture {fx.name}",
+            latency_ms=latency,
+            fixture=fx.name,
+        )
+    try:
+        validate_output(fx.expected or {}, manifest.output_schema)
+    except UpstreamError as exc:
+        return error_outcome(manifest.id, "mock", exc, t0 or time.perf_counter(), fixture=fx.name)
+    items = (fx.expected or {}).get("items")
+    status = "no_data" if isinstance(items, list) and not items else "ok"
+    return CallOutcome(
+        adapter_id=manifest.id,
+        tier="mock",
+        status=status,
+        output=copy.deepcopy(fx.expected),
+        latency_ms=latency,
+        fixture=fx.name,
+    )
+
+
+def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutcome:
+    """Run one fixture body through the adapter's own reader and projection (no request).
+
+    codegen's link stage compares the result with ``fixture.expected`` / ``expected_error``.
+    ``manifest`` must be profile-resolved (codegen.resolve.resolve_manifest).
+    """
+    t0 = time.perf_counter()
+    if manifest.tier == "handoff" or manifest.upstream is None:
+        return handoff_outcome(manifest, t0)
+    if fixture.response is None and not body:
+        return outcome_from_expected(manifest, fixture, t0)
+    try:
+        parsed = read_response(manifest.upstream.envelope, fixture.status, body)
+        output = build_output(parsed, manifest.upstream, manifest.output_schema)
+    except UpstreamError as exc:
+        return error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
+    status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
+    return CallOutcome(
+        adapter_id=manifest.id,
+        tier="mock",
+        status=status,
+        output=output,
+        latency_ms=ms(t0),
+        fixture=fixture.name,
+        attempts=1,
+    )
