@@ -9,6 +9,7 @@ reads no YAML at all.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -70,54 +71,77 @@ def _version(dist: str) -> str:
         return "?"
 
 
-def is_up_to_date(root: Path) -> str | None:
+def is_up_to_date(root: Path, hashes=None) -> str | None:
     """The release id when a rebuild would write exactly what is there, else None."""
+    from .emit_cache import FileHashes
+
+    hashes = hashes or FileHashes(root)
     try:
         lock = read_lock((root / LOCK_PATH).read_bytes())
     except (OSError, ValueError):
         return None
-    if lock.get("generator") != generator_hash() or lock.get("inputs") != hash_inputs(root):
-        return None
-    for path, digest in lock.get("outputs", {}).items():
-        try:
-            if sha256((root / path).read_bytes()) != digest:
-                return None
-        except OSError:
+    try:
+        if lock.get("generator") != generator_hash() or lock.get("inputs") != hash_inputs(root, hashes):
             return None
+        for path, digest in lock.get("outputs", {}).items():
+            if hashes.hash(os.path.join(root, path)) != digest:
+                return None
+    except OSError:
+        return None
+    finally:
+        hashes.save()
     return lock.get("release_id")
 
 
 def plan_build(root: Path, *, progress: Progress | None = None, cache=None, parse=None) -> Plan:
     """Everything the build would write, or every problem that stops it."""
-    from .emit_cache import Cache
+    from .emit_cache import Cache, FileHashes
+    from .loader import load_registry
+
+    say = progress or (lambda _msg: None)
+    root = Path(root).resolve()
+    plan = Plan()
+    cache = cache if cache is not None else Cache()
+    hashes = FileHashes(root, cache.folder)
+    inputs = hash_inputs(root, hashes)
+    hashes.save()
+    plan.release_id = release_id(inputs)
+    say(f"load: {len(inputs)} input files")
+    registry, problems = load_registry(root)
+    plan.adapters = len(registry.manifests)
+    manifests = [lm.manifest for lm in registry.manifests]
+    # The index (Kiwi) is the slowest emitter and needs only the manifests: start it now, beside link.
+    index_job = None if problems else _IndexJob(manifests, cache, plan, say)
+    try:
+        _plan_rest(plan, root, inputs, registry, manifests, problems, index_job, cache, parse, say)
+    except BaseException:
+        if index_job:
+            index_job.cancel()
+        raise
+    return plan
+
+
+def _plan_rest(plan, root, inputs, registry, manifests, problems, index_job, cache, parse, say) -> None:
     from .emit_catalog import emit_catalog, emit_fixtures, emit_schema
     from .emit_clients import emit_clients
     from .emit_llms import emit_llms
     from .emit_lock import emit_lock
     from .emit_models import emit_models
     from .link import link
-    from .loader import load_registry
     from .resolve import resolve_manifest
 
-    say = progress or (lambda _msg: None)
-    root = Path(root).resolve()
-    plan = Plan()
-    inputs = hash_inputs(root)
-    plan.release_id = release_id(inputs)
-    say(f"load: {len(inputs)} input files")
-    registry, problems = load_registry(root)
-    plan.adapters = len(registry.manifests)
     say(f"link: {len(registry.manifests)} adapters")
     linked = link(registry, parse=parse)
     plan.problems = sorted(set(problems) | set(linked.problems))
-    plan.notes = linked.notes
+    plan.notes += linked.notes
     plan.registry = registry
     plan.parsed = linked.parsed
     plan.parser_available = linked.parser_available
     if plan.problems:
-        return plan
+        if index_job:
+            index_job.cancel()
+        return
 
-    manifests = [lm.manifest for lm in registry.manifests]
     sources = [(lm.manifest, lm.source.rel) for lm in registry.manifests]
     resolved = [resolve_manifest(m, registry.profiles) for m in manifests]
     out: dict[str, bytes] = {"generated/__init__.py": b""}
@@ -125,30 +149,61 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     out.update(emit_schema())
     out.update(emit_catalog(resolved, plan.release_id))
     out.update(emit_fixtures(registry.manifests))
-    out.update(emit_models(manifests, cache if cache is not None else Cache(), progress=say))
+    out.update(emit_models(manifests, cache, progress=say))
     say("emit: clients, llms")
     out.update(emit_clients(sources))
     out.update(emit_llms(manifests))
-    out.update(_index_outputs(manifests, cache if cache is not None else Cache(), plan, say))
+    out.update(index_job.result())
     out.update(emit_lock(inputs, sources, generator_hash(), out))
     plan.outputs = dict(sorted(out.items()))
-    return plan
 
 
-def _index_outputs(manifests, cache, plan: Plan, say: Progress) -> dict[str, bytes]:
-    """emit_index over the whole set (it is not per adapter), cached by every manifest's content:
-    loading Kiwi alone costs seconds."""
-    index = _emit_index()
-    if index is None:
-        plan.notes.append("retrieval index not emitted: ummaya.codegen.emit_index is not available")
-        return {}
-    key = sha256((generator_hash() + "".join(m.model_dump_json() for m in manifests)).encode("utf-8"))
-    hit = cache.get("index", key)
-    if hit is None:
-        say("index: emit_index (Kiwi morphemes)")
-        hit = {f"generated/{path}": data for path, data in index(manifests).items()}
-        cache.put("index", key, hit)
-    return hit
+def _run_emit_index(manifests) -> dict[str, bytes]:
+    from .emit_index import emit_index
+
+    return {f"generated/{path}": data for path, data in emit_index(manifests).items()}
+
+
+class _IndexJob:
+    """emit_index over the whole set (it is not per adapter), cached by every manifest's content and
+    run in a forked process where possible: loading Kiwi alone costs seconds, and with two cores
+    that time overlaps link, the models and the rest instead of adding to them."""
+
+    def __init__(self, manifests, cache, plan: Plan, say: Progress):
+        self._pool = self._async = None
+        self._value: dict[str, bytes] | None = None
+        self._cache = cache
+        if _emit_index() is None:
+            plan.notes.append("retrieval index not emitted: ummaya.codegen.emit_index is not available")
+            self._value = {}
+            return
+        self._key = sha256((generator_hash() + "".join(m.model_dump_json() for m in manifests)).encode("utf-8"))
+        self._value = cache.get("index", self._key)
+        if self._value is not None:
+            return
+        say("index: emit_index (Kiwi morphemes), in the background")
+        self._manifests = manifests
+        if "fork" in multiprocessing.get_all_start_methods() and manifests:
+            self._pool = multiprocessing.get_context("fork").Pool(1)
+            self._async = self._pool.apply_async(_run_emit_index, (manifests,))
+
+    def result(self) -> dict[str, bytes]:
+        if self._value is None:
+            if self._async is not None:
+                try:
+                    self._value = self._async.get()
+                finally:
+                    self._pool.close()
+                    self._pool.join()
+            else:
+                self._value = _run_emit_index(self._manifests)
+            self._cache.put("index", self._key, self._value)
+        return self._value
+
+    def cancel(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
 
 
 def _emit_index():
@@ -210,7 +265,7 @@ def drift(root: Path, outputs: dict[str, bytes]) -> Drift:
     return Drift(added, removed, changed)
 
 
-def write_outputs(root: Path, outputs: dict[str, bytes]) -> None:
+def write_outputs(root: Path, outputs: dict[str, bytes], hashes=None) -> None:
     """Write each output folder into a temp folder beside it, then swap it into place."""
     for top in OUTPUT_DIRS:
         prefix = top + "/"
@@ -233,21 +288,30 @@ def write_outputs(root: Path, outputs: dict[str, bytes]) -> None:
             os.replace(tmp, target)
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
+            if hashes is not None:  # so the next no-op check does not re-read what was just written
+                for path, data in outputs.items():
+                    if path.startswith(prefix):
+                        hashes.record(os.path.join(root, path), sha256(data))
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
 def build(root: Path, *, progress: Progress | None = None, cache=None, force: bool = False, parse=None) -> BuildResult:
+    from .emit_cache import Cache, FileHashes
+
     started = time.perf_counter()
     root = Path(root).resolve()
+    cache = cache if cache is not None else Cache()
     if not force:
-        rid = is_up_to_date(root)
+        rid = is_up_to_date(root, FileHashes(root, cache.folder))
         if rid:
             return BuildResult(None, True, time.perf_counter() - started, rid)
     plan = plan_build(root, progress=progress, cache=cache, parse=parse)
     if plan.ok:
         if progress:
             progress(f"write: {len(plan.outputs)} files")
-        write_outputs(root, plan.outputs)
+        hashes = FileHashes(root, cache.folder)
+        write_outputs(root, plan.outputs, hashes)
+        hashes.save()
     return BuildResult(plan, False, time.perf_counter() - started, plan.release_id)

@@ -48,3 +48,60 @@ class Cache:
             os.replace(tmp, path)
         except OSError:
             pass  # a cache that cannot be written only costs time
+
+
+class FileHashes:
+    """sha256 of files remembered by (size, mtime_ns), the way git's index avoids re-reading files.
+
+    A no-op build of 1,000 adapters would otherwise read and hash ~9,000 files. An entry is trusted
+    only when the file's mtime is clearly older than the moment the entry was recorded, so a file
+    rewritten within the same timestamp tick is hashed again (git's "racy" rule).
+    """
+
+    RACY_NS = 100_000_000  # Linux mtimes move in kernel ticks (<= 10 ms); 100 ms is a wide margin
+
+    def __init__(self, root: Path, folder: Path | None = None):
+        import hashlib
+
+        base = Path(folder) if folder else default_cache_dir()
+        self.path = base / "stat" / f"{hashlib.sha256(str(root).encode()).hexdigest()}.json"
+        try:
+            self.entries: dict[str, list] = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            self.entries = {}
+        self.dirty = False
+
+    def hash(self, path: str) -> str:
+        import hashlib
+        import time
+
+        st = os.stat(path)
+        entry = self.entries.get(path)
+        if entry and entry[0] == st.st_size and entry[1] == st.st_mtime_ns and st.st_mtime_ns < entry[3] - self.RACY_NS:
+            return entry[2]
+        with open(path, "rb") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()
+        self.entries[path] = [st.st_size, st.st_mtime_ns, digest, time.time_ns()]
+        self.dirty = True
+        return digest
+
+    def record(self, path: str, digest: str) -> None:
+        """Remember a hash the caller already knows (a file it just wrote)."""
+        import time
+
+        st = os.stat(path)
+        self.entries[path] = [st.st_size, st.st_mtime_ns, digest, time.time_ns()]
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(self.entries, fh)
+            os.replace(tmp, self.path)
+            self.dirty = False
+        except OSError:
+            pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,25 +33,27 @@ def canonical_json(obj: Any) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n").encode("utf-8")
 
 
-def input_files(root: Path) -> list[Path]:
-    """Every file the build reads: profiles, manifests and fixture bodies under registry/.
-
-    Scenarios are evaluation inputs, not build inputs, so editing one does not change the release.
-    """
-    reg = root / "registry"
+def input_files(root: Path) -> list[str]:
+    """Every file the build reads, root-relative: profiles, manifests and fixture bodies under
+    registry/. Scenarios are evaluation inputs, not build inputs, so editing one does not change
+    the release. (os.walk, not pathlib: this runs on every no-op build.)"""
+    reg = os.path.join(root, "registry")
     out = []
-    for p in reg.rglob("*"):
-        rel = p.relative_to(reg).parts
-        if not p.is_file() or rel[0] == SCENARIOS_DIR or any(part.startswith(".") for part in rel):
-            continue
-        if "__pycache__" in rel:
-            continue
-        out.append(p)
-    return sorted(out, key=lambda p: p.relative_to(root).as_posix())
+    for folder, dirs, files in os.walk(reg):
+        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+        if folder == reg:
+            dirs[:] = [d for d in dirs if d != SCENARIOS_DIR]
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        out.extend(f"{rel_dir}/{name}" for name in files if not name.startswith("."))
+    return sorted(out)
 
 
-def hash_inputs(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): sha256(p.read_bytes()) for p in input_files(root)}
+def hash_inputs(root: Path, hashes=None) -> dict[str, str]:
+    """``{root-relative path: sha256}``; ``hashes`` (emit_cache.FileHashes) skips unchanged files."""
+    root = str(root)
+    if hashes is None:
+        return {rel: sha256(Path(root, rel).read_bytes()) for rel in input_files(root)}
+    return {rel: hashes.hash(os.path.join(root, rel)) for rel in input_files(root)}
 
 
 def release_id(inputs: dict[str, str]) -> str:
