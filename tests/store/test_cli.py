@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from ummaya.cli import main
 from ummaya.runtime.store import Trace, open_store
 
+from .conftest import _free_port
 from .test_store import NOTICE, Raw, _drop_guards, _trace
 
 UTC = timezone.utc
@@ -130,3 +131,13 @@ def test_installed_command_runs(tmp_path: Path) -> None:
     out = subprocess.run([*cmd, "traces", "purge", "--db", db], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0 and "purged 0" in out.stdout
+
+
+def test_unreachable_database_is_a_clear_error() -> None:
+    port = _free_port()  # nothing listens there
+    for args in (["consent", "verify"], ["trace", "list"], ["traces", "purge"]):
+        r = CliRunner().invoke(main, [*args, "--db", f"postgresql://nobody@127.0.0.1:{port}/x"])
+        assert r.exit_code == 2, (args, r.output)
+        assert "store_unavailable" in r.output
+    r = CliRunner().invoke(main, ["consent", "list", "--db", "mysql://x"])
+    assert r.exit_code == 2 and "unsupported database URL" in r.output
