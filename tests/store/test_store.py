@@ -93,6 +93,34 @@ def test_migrations_recorded_once_and_idempotent(db_url: str) -> None:
         raw.close()
 
 
+def test_failed_migration_leaves_nothing_behind(db_url: str, monkeypatch) -> None:
+    from ummaya.runtime.store import base
+    from ummaya.runtime.store.migrations import Migration
+
+    bad = Migration("m999_broken", sqlite=("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"),
+                    postgresql=("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"))
+    monkeypatch.setattr(base, "MIGRATIONS", [*MIGRATIONS, bad])
+    s = open_store(db_url, migrate=False)
+    try:
+        with pytest.raises(Exception):
+            s.migrate()
+        assert s.applied_migrations() == []  # all-or-nothing: not even m001 is recorded
+    finally:
+        s.close()
+    raw = Raw(db_url)
+    try:
+        with pytest.raises(Exception):
+            raw("SELECT count(*) FROM half_done")
+    finally:
+        raw.close()
+    monkeypatch.setattr(base, "MIGRATIONS", MIGRATIONS)
+    s = open_store(db_url)  # the fixed list applies cleanly afterwards
+    try:
+        assert s.applied_migrations() == sorted(m.name for m in MIGRATIONS)
+    finally:
+        s.close()
+
+
 def test_ping(db_url: str) -> None:
     s = open_store(db_url, migrate=False)
     try:
