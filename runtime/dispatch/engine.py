@@ -12,7 +12,7 @@ Live safety rails:
   else is refused with adapter_error HOST_GUARD before a byte is sent; redirects are not followed.
 - bounded retries: only ``retryable`` errors (timeouts, connect errors, 5xx/429, transient and
   quota result codes) are retried, ``max_attempts`` in all, with exponential backoff through an
-  injectable ``sleep``.
+  injectable ``sleep`` (a ``Retry-After`` in seconds lengthens the wait, up to 5 s).
 - token exchange (SGIS): the token is cached per host+token_path for ``token_ttl_s`` and refreshed
   once when the answer carries one of ``auth.expired_codes``; concurrent calls share one exchange.
 - ``cache_ttl_s``: in-memory TTL cache of ok/no_data outcomes keyed by adapter + arguments,
@@ -69,6 +69,7 @@ from .resolvers import Clock, utc_now
 from .transforms import get_path, records_at
 
 Mode = Literal["auto", "live", "mock"]
+MAX_RETRY_AFTER_S = 5.0  # a turn cannot wait minutes; past this, channel_unavailable is the answer
 MOCK_BASE_URL = "https://mock.invalid"  # mock-tier adapters may have no real host at all
 
 
@@ -430,8 +431,11 @@ class Dispatcher:
             if run.live:
                 await self._pace(req.url, run.upstream.rate_limit_per_s)
             err: UpstreamError
+            wait = self.backoff_s * (2 ** (attempt - 1))
             try:
-                status, reason, body = await self._fetch(run.client, req, timeout)
+                status, reason, body, retry_after = await self._fetch(run.client, req, timeout)
+                if retry_after is not None:  # the upstream said when; honour it within bounds
+                    wait = min(max(wait, retry_after), MAX_RETRY_AFTER_S)
                 return read_response(run.upstream.envelope, status, body, reason)
             except UpstreamError as exc:
                 err = exc
@@ -448,14 +452,14 @@ class Dispatcher:
                 )
             if not err.retryable or attempt == self.max_attempts:
                 raise err
-            await self.sleep(self.backoff_s * (2 ** (attempt - 1)))
+            await self.sleep(wait)
         raise AssertionError("unreachable")
 
     async def _fetch(
         self, client: httpx.AsyncClient, req: BuiltRequest, timeout: float
-    ) -> tuple[int, str, bytes]:
-        """Status, reason and body — refusing bodies over ``max_body_bytes`` while streaming, so a
-        hostile or runaway upstream cannot fill memory."""
+    ) -> tuple[int, str, bytes, float | None]:
+        """Status, reason, body and Retry-After seconds — refusing bodies over ``max_body_bytes``
+        while streaming, so a hostile or runaway upstream cannot fill memory."""
         async with client.stream(
             req.method, req.url, params=req.params, headers=req.headers, timeout=timeout
         ) as resp:
@@ -469,7 +473,7 @@ class Dispatcher:
                         f"body larger than {self.max_body_bytes} bytes refused",
                     )
                 chunks.append(chunk)
-            return resp.status_code, resp.reason_phrase, b"".join(chunks)
+            return resp.status_code, resp.reason_phrase, b"".join(chunks), _retry_after(resp)
 
     async def _pace(self, url: str, rate: float | None) -> None:
         if not rate or rate <= 0:
@@ -498,6 +502,15 @@ class Dispatcher:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    """Retry-After in seconds (the delta form; an HTTP date is rare upstream and ignored)."""
+    value = resp.headers.get("retry-after", "").strip()
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
 
 
 def _copy_req(req: BuiltRequest) -> BuiltRequest:

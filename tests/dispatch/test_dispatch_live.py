@@ -288,6 +288,25 @@ def test_503_is_retried_and_a_later_success_wins(srv, tmp_path):
     assert out.output["items"] == [{"name": "부산의원", "doctors": 3, "lon": 129.075}]
 
 
+def test_retry_after_is_honoured_within_bounds(srv, tmp_path):
+    srv.route(
+        HOSP_PATH,
+        [
+            Reply(
+                429, kakao_error("RateLimitExceeded", "too many"), headers={"Retry-After": "1.5"}
+            ),
+            Reply(503, b"busy", "text/plain", headers={"Retry-After": "3600"}),
+            Reply(body=data_go_kr_json([{"yadmNm": "a", "drTotCnt": 1, "XPos": 1}])),
+        ],
+    )
+    sleep = SleepLog()
+    out = run(
+        dispatcher(srv, HOSP, tmp_path=tmp_path, sleep=sleep).call("hosp_test", {}, mode="live")
+    )
+    assert (out.status, out.attempts) == ("ok", 3)
+    assert sleep.delays == [1.5, 5.0]  # the upstream's wish, capped for a live turn
+
+
 def test_503_every_time_gives_channel_unavailable_after_bounded_attempts(srv, tmp_path):
     srv.route(HOSP_PATH, Reply(503, b"Service Unavailable", "text/plain"))
     out = run(dispatcher(srv, HOSP, tmp_path=tmp_path).call("hosp_test", {}, mode="live"))
