@@ -292,6 +292,20 @@ def compile_from_whoosh(folder: Path, config: IndexConfig, order: list[str]) -> 
     )
 
 
+KEEP_BUILDS = 4
+
+
+def prune(root: Path, keep: int) -> None:
+    """Drop all but the ``keep`` most recent index builds in a cache root (every documents.json
+    change makes a new one). A process still holding an older build keeps working: its compiled
+    arrays are in memory and open Whoosh files survive unlinking."""
+    builds = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
+              and (p / "compiled.npz").exists()]
+    builds.sort(key=lambda p: (p / "compiled.npz").stat().st_mtime, reverse=True)
+    for old in builds[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def ensure_index(
     documents: bytes, docs: list[dict[str, Any]], config: IndexConfig, generated: Path | None,
     cache_dir: Path | None = None,
@@ -321,6 +335,7 @@ def ensure_index(
             except OSError:
                 if not (folder / "compiled.npz").exists():
                     raise
+            prune(root, keep=KEEP_BUILDS)
             return folder
         finally:
             if tmp.exists():

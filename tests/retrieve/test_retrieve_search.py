@@ -159,3 +159,17 @@ def test_dense_fusion_with_a_stub_encoder(small_documents, tmp_path, monkeypatch
     # a request with no lexical match at all can still be answered on dense evidence alone
     sims = r.dense.similarities("버스")
     assert r.ids[int(np.argmax(sims))] == "bus_arrivals"
+
+
+def test_old_index_builds_are_pruned(tmp_path, small_manifests):
+    from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
+    from ummaya.runtime.retrieve.index import KEEP_BUILDS
+
+    folders = []
+    for i in range(KEEP_BUILDS + 2):
+        ms = [m.model_copy(deep=True) for m in small_manifests[:3]]
+        ms[0].search_hints.ko.append(f"변형{i}")
+        folders.append(Retriever(emit_index(ms)[DOCUMENTS_PATH], cache_dir=tmp_path).folder)
+    kept = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+    assert len(kept) == KEEP_BUILDS
+    assert folders[-1] in kept and folders[0] not in kept
