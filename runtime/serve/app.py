@@ -46,6 +46,15 @@ from .releases import DEFAULT_ALIAS, ReleaseCache, ensure_default_release
 log = logging.getLogger("ummaya.serve")
 
 SSE_MEDIA = "text/event-stream"
+SSE_EVENTS = ["metadata", "evidence", "tool_call", "tool_result", "permission", "delta", "candidate",
+              "completed", "error"]
+# One SSE event as clients (and schemathesis) see it: id, event name, JSON text in data.
+SSE_EVENT_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["id", "event", "data"],
+    "properties": {"id": {"type": "string", "pattern": "^[0-9]+$"},
+                   "event": {"type": "string", "enum": SSE_EVENTS},
+                   "data": {"type": "string", "contentMediaType": "application/json"}},
+}
 MAX_BODY_BYTES = 64 * 1024
 
 
@@ -66,6 +75,9 @@ class ServeSettings:
     release_cache: Path | None = None
     project_id: str = "default"
     knowledge_base_id: str = "registry"
+    # "auto": each request's mode decides; "mock": every adapter call is answered from fixtures
+    # whatever the request asks (test and demo deployments that must never reach an agency).
+    mode_ceiling: str = "auto"
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)
 
     @classmethod
@@ -88,6 +100,7 @@ class ServeSettings:
             release_cache=Path(env["UMMAYA_RELEASE_CACHE"]) if env.get("UMMAYA_RELEASE_CACHE") else None,
             project_id=env.get("UMMAYA_PROJECT_ID") or "default",
             knowledge_base_id=env.get("UMMAYA_KNOWLEDGE_BASE_ID") or "registry",
+            mode_ceiling="mock" if (env.get("UMMAYA_SERVE_MODE") or "").strip().lower() == "mock" else "auto",
             retention=RetentionPolicy.from_env(env),
         )
 
@@ -338,8 +351,18 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
             return await record_failure(request, None, "invalid_json", "the body is not valid JSON", False)
         first = errors[0] if errors else {}
         loc = ".".join(str(x) for x in first.get("loc", ()) if x != "body") or "body"
-        return await record_failure(request, None, "invalid_request",
-                                    f"{loc}: {first.get('msg', 'invalid')}", wants_stream(exc.body))
+        code = "invalid_request"
+        where = tuple(first.get("loc", ()))
+        if where == ("body", "query"):  # the query's own stable codes
+            code = {"string_too_short": "empty_query", "string_pattern_mismatch": "empty_query",
+                    "string_too_long": "query_too_long"}.get(first.get("type", ""), code)
+        elif where[:2] == ("body", "filters") and len(where) > 2:
+            code = "invalid_filter"
+        message = {"empty_query": "the request is empty (no letters or digits)",
+                   "query_too_long": f"the request is over {M.MAX_QUERY_CHARS} characters",
+                   "invalid_filter": f"{loc}: {first.get('msg', 'invalid')}"}.get(
+                       code, f"{loc}: {first.get('msg', 'invalid')}")
+        return await record_failure(request, None, code, message, wants_stream(exc.body))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
@@ -357,9 +380,9 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
     # -- routes ----------------------------------------------------------------------------------
 
     errors = {s: {"model": M.ErrorResponse, "description": d} for s, d in (
-        (400, "invalid_json"), (404, "release_not_found, knowledge_base_not_found"),
+        (400, "invalid_json"), (404, "release_not_found, knowledge_base_not_found, unknown_adapter"),
         (413, "payload_too_large"), (415, "unsupported_media_type"),
-        (422, "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter, unknown_adapter"),
+        (422, "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter"),
         (500, "internal_error"), (502, "provider_* / adapter_error"),
         (503, "provider_unavailable, channel_unavailable, credential_missing, release_unavailable"),
         (504, "provider_timeout"))}
@@ -411,9 +434,10 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
             return error_response("trace_not_found", f"no trace {trace_id!r}", trace_id)
         return Response(_dumps(t.to_dict()).encode(), media_type="application/json")
 
-    sse_doc = {"content": {SSE_MEDIA: {"schema": {"type": "string", "description": (
+    sse_doc = {"content": {SSE_MEDIA: {"schema": {**SSE_EVENT_SCHEMA, "description": (
         "Server-sent events: metadata, then evidence / tool_call / tool_result / permission / "
-        "delta as the turn goes, then exactly one completed or error. Every event has an id.")}}}}
+        "delta as the turn goes (retrieve: candidate), then exactly one completed or error. "
+        "Every event has an id (its sequence number) and JSON data.")}}}}
 
     @app.post("/v1/retrieve", response_model=M.RetrieveResponse, tags=["pipeline"],
               responses={200: sse_doc, **errors})
@@ -491,13 +515,13 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
                 if status[0] in "45":
                     resp["content"] = {"application/json": {"schema": err}}
                     if route in ("/v1/answer", "/v1/retrieve") and status not in ("400", "413", "415"):
-                        resp["content"][SSE_MEDIA] = {"schema": {"type": "string"}}
+                        resp["content"][SSE_MEDIA] = {"schema": SSE_EVENT_SCHEMA}
     for name in ("HTTPValidationError", "ValidationError"):
         doc.get("components", {}).get("schemas", {}).pop(name, None)
     return doc
 
 
-errors_422 = "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter, unknown_adapter"
+errors_422 = "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter"
 
 
 def openapi_bytes(app: Any) -> bytes:

@@ -22,7 +22,7 @@ CODES: dict[str, tuple[int, str]] = {
     "query_too_long": (422, "the query is over the length limit (refused, never truncated)"),
     "unknown_filter": (422, "a filter key the release's retrieval policy does not allow"),
     "invalid_filter": (422, "a filter value that cannot match (e.g. an unknown primitive or tier)"),
-    "unknown_adapter": (422, "a consent names an adapter the release does not have"),
+    "unknown_adapter": (404, "a consent names an adapter the release does not have"),
     "knowledge_base_not_found": (404, "this server does not serve that project / knowledge base"),
     "release_not_found": (404, "no such release alias or release id (never a fallback)"),
     "trace_not_found": (404, "no such trace (never stored, expired and purged, or traces are off)"),

@@ -2,29 +2,50 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from .releases import DEFAULT_ALIAS
 
 _ID = r"^[A-Za-z0-9_.:\-]{1,128}$"
-FilterValue = str | list[str]
+# At least one letter or digit of a script we read (Latin, Greek, Cyrillic, Hebrew, Arabic, Thai,
+# Hangul, kana, CJK): a query without one is empty after normalisation (code empty_query).
+QUERY_PATTERN = ("[0-9A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u05d0-\u05ea\u0620-\u064a"
+                 "\u0e01-\u0e30\u1100-\u11ff\u3041-\u30ff\u3131-\u318e\u4e00-\u9fff\uac00-\ud7a3]")
+MAX_QUERY_CHARS = 2000
+def _integral(v: Any) -> Any:
+    """JSON Schema counts 46.0 as an integer; strict pydantic would not."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+def int_range(lo: int, hi: int) -> Any:
+    return Annotated[int, BeforeValidator(_integral), Field(ge=lo, le=hi),
+                     WithJsonSchema({"type": "integer", "minimum": lo, "maximum": hi})]
+AdapterId = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{1,64}$")]
+FilterText = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=r"\S")]
+Primitive = Literal["locate", "find", "check", "send"]
+Tier = Literal["live", "mock", "handoff"]
+
+
+def _one_or_many(t: Any) -> Any:
+    return t | Annotated[list[t], Field(min_length=1, max_length=16)] | None  # type: ignore[valid-type]
 
 
 class Filters(BaseModel):
-    """Each value is one string or a list of strings (any of them matches)."""
+    """Each value is one value or a list of 1–16 (any of them matches). A key the release's policy
+    does not allow → 422 ``unknown_filter``; a value that cannot match → 422 ``invalid_filter``."""
 
-    model_config = ConfigDict(extra="allow", json_schema_extra={"additionalProperties": False})
+    model_config = ConfigDict(extra="allow", strict=True, json_schema_extra={"additionalProperties": False})
 
-    primitive: FilterValue | None = Field(None, description="locate | find | check | send")
-    tier: FilterValue | None = Field(None, description="live | mock | handoff")
-    domain: FilterValue | None = None
-    agency: FilterValue | None = Field(None, description="agency code, Korean or English name")
+    primitive: _one_or_many(Primitive) = None
+    tier: _one_or_many(Tier) = None
+    domain: _one_or_many(FilterText) = None
+    agency: _one_or_many(FilterText) = Field(None, description="agency code, Korean or English name")
 
 
 class Generation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     planner: Literal["offline", "openai"] = Field(
         "offline", description="offline: the embedded deterministic planner; openai: the "
@@ -32,18 +53,22 @@ class Generation(BaseModel):
     model: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$",
                               description="model name (openai planner); default UMMAYA_LLM_MODEL")
     temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: int | None = Field(None, ge=1, le=32768)
+    max_tokens: int_range(1, 32768) | None = None  # type: ignore[valid-type]
     timeout_s: float | None = Field(None, gt=0, le=120, description="per provider request")
 
 
 class RetrieveRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: JSON types as the schema says (no "5" for 5, no 0 for false)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     project_id: str = Field("default", pattern=_ID)
     knowledge_base_id: str = Field("registry", pattern=_ID, description="the adapter registry")
     release_alias: str = Field(DEFAULT_ALIAS, pattern=_ID, description="an alias or a release id")
-    query: str = Field(..., max_length=20000)
-    top_k: int | None = Field(None, ge=1, le=50, description="default: the release's policy")
+    query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, pattern=QUERY_PATTERN,
+                       description="the citizen's request (Korean or English); empty → empty_query, "
+                       "over 2000 characters → query_too_long (refused, never truncated)")
+    top_k: int_range(1, 50) | None = Field(None, description="default: the release's policy "
+                                  "(above the release's max_top_k: clamped)")
     filters: Filters | None = None
     stream: bool = False
     session_id: str | None = Field(None, pattern=_ID)
@@ -51,8 +76,9 @@ class RetrieveRequest(BaseModel):
 
 class AnswerRequest(RetrieveRequest):
     generation: Generation = Field(default_factory=Generation)
-    consents: list[str] = Field(default_factory=list, max_length=32,
-                                description="adapter ids the citizen consents to for this session")
+    consents: list[AdapterId] = Field(default_factory=list, max_length=32,
+                                      description="adapter ids the citizen consents to for this "
+                                      "session (unknown to the release → 404 unknown_adapter)")
     mode: Literal["auto", "live", "mock"] = Field(
         "auto", description="auto: live where the server has credentials, else mock (labelled)")
 

@@ -211,7 +211,8 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
         if unknown:
             raise ApiError("unknown_adapter", f"consent for unknown adapter(s): {', '.join(unknown)}")
         prepared.planner = service.planner_for(req.generation)
-        prepared.turn = TurnRequest(query, session_id=req.session_id, mode=req.mode,
+        mode = "mock" if service.settings.mode_ceiling == "mock" else req.mode
+        prepared.turn = TurnRequest(query, session_id=req.session_id, mode=mode,
                                     consents=tuple(req.consents), top_k=top_k, filters=filters)
     return prepared
 

@@ -39,12 +39,15 @@ CASES: list[tuple[str, Any, int, str]] = [
     ("filter empty string", {"query": OK, "filters": {"domain": ""}}, 422, "invalid_filter"),
     ("filter empty list", {"query": OK, "filters": {"tier": []}}, 422, "invalid_filter"),
     ("filter over-long value", {"query": OK, "filters": {"agency": "x" * 500}}, 422, "invalid_filter"),
-    ("filter number", {"query": OK, "filters": {"primitive": 3}}, 422, "invalid_request"),
-    ("filter object", {"query": OK, "filters": {"agency": {"code": "NMC"}}}, 422, "invalid_request"),
+    ("filter number", {"query": OK, "filters": {"primitive": 3}}, 422, "invalid_filter"),
+    ("filter object", {"query": OK, "filters": {"agency": {"code": "NMC"}}}, 422, "invalid_filter"),
+    ("filter whitespace", {"query": OK, "filters": {"domain": "   "}}, 422, "invalid_filter"),
+    ("filter list with a number", {"query": OK, "filters": {"tier": ["live", 1]}}, 422, "invalid_filter"),
     ("filters not an object", {"query": OK, "filters": ["primitive"]}, 422, "invalid_request"),
 ]
 ANSWER_ONLY: list[tuple[str, Any, int, str]] = [
-    ("consent for unknown adapter", {"query": OK, "consents": ["no_such_adapter"], "session_id": "bad-1"}, 422, "unknown_adapter"),
+    ("consent for unknown adapter", {"query": OK, "consents": ["no_such_adapter"], "session_id": "bad-1"}, 404, "unknown_adapter"),
+    ("consent not an adapter id", {"query": OK, "consents": ["../x"]}, 422, "invalid_request"),
     ("unknown planner", {"query": OK, "generation": {"planner": "gpt"}}, 422, "invalid_request"),
     ("session id with odd characters", {"query": OK, "session_id": "a b/c"}, 422, "invalid_request"),
     ("mode unknown", {"query": OK, "mode": "turbo"}, 422, "invalid_request"),
@@ -117,7 +120,7 @@ def test_size_limit_and_media_type(api: Any) -> None:
 
 def test_nothing_half_written(api: Any, generated: Path, sqlite_url: str) -> None:
     r = api.post("/v1/answer", json={"query": OK, "session_id": "half-1", "consents": ["no_such_adapter"]})
-    assert r.status_code == 422
+    assert r.status_code == 404
     r = api.post("/v1/answer", json={"query": "", "session_id": "half-1"})
     assert r.status_code == 422
     with open_store(sqlite_url) as store:
