@@ -75,6 +75,36 @@ INTENT_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 COVERAGE_NEUTRAL = frozenset(
     "g:어디 g:근처 g:가까 g:까운 g:주변 g:where g:near g:nearbi g:nearest g:closest g:around".split()
 )
+# Regional scope: an adapter run by a local government (its agency names a province or district)
+# serves that region. Unless the request names the region, a nationwide adapter should win, so a
+# regional adapter's score is multiplied by (1 - region_penalty) when the request names none of
+# its regions. Province names map to the short forms citizens use.
+SIDO_SHORT = {
+    "서울특별시": "서울", "부산광역시": "부산", "대구광역시": "대구", "인천광역시": "인천",
+    "광주광역시": "광주", "대전광역시": "대전", "울산광역시": "울산", "세종특별자치시": "세종",
+    "경기도": "경기", "강원특별자치도": "강원", "강원도": "강원", "충청북도": "충북", "충청남도": "충남",
+    "전북특별자치도": "전북", "전라북도": "전북", "전라남도": "전남", "경상북도": "경북",
+    "경상남도": "경남", "제주특별자치도": "제주",
+}
+_SGG = re.compile(r"([가-힣]{1,4}?)(구|시|군)(?:청)?$")
+
+
+def agency_regions(name_ko: str) -> frozenset[str]:
+    """Region names a local-government agency serves ("부산광역시 사하구청" → 부산, 부산광역시,
+    사하구, 사하); empty for national agencies."""
+    words = name_ko.split()
+    if not words or words[0] not in SIDO_SHORT:
+        return frozenset()
+    out = {words[0], SIDO_SHORT[words[0]]}
+    for w in words[1:]:
+        m = _SGG.match(w)
+        if m:
+            out.add(m.group(1) + m.group(2))
+            if len(m.group(1)) >= 2:
+                out.add(m.group(1))
+    return frozenset(out)
+
+
 TIER_PRIOR = {"live": 1.0, "mock": 0.995, "handoff": 0.99}
 
 
@@ -93,6 +123,7 @@ class Retriever:
         context_boost: float = 0.1,
         abstain_coverage: float = 0.3,
         abstain_text: float = 9.0,
+        region_penalty: float = 0.5,
         dense: bool = False,
     ):
         raw = json.loads(documents)
@@ -118,6 +149,11 @@ class Retriever:
         self.tier_prior = np.array([TIER_PRIOR.get(t, 1.0) for t in self.tier], dtype=np.float32)
         self._requires = [frozenset(d.get("requires") or ()) for d in self.docs]
         self._provides = [frozenset(d.get("provides") or ()) for d in self.docs]
+        self.region_penalty = region_penalty
+        self._regions = [agency_regions(d["agency"]["name_ko"]) for d in self.docs]
+        self._regional = np.array([bool(r) for r in self._regions])
+        keys = sorted({k for r in self._regions for k in r}, key=len, reverse=True)
+        self._region_re = re.compile("|".join(map(re.escape, keys))) if keys else None
         self._whoosh = None
         self.dense = None
         if dense:
@@ -240,6 +276,14 @@ class Retriever:
                 implied.update(prims)
         if implied:
             mult *= np.where(np.isin(self.primitive, list(implied)), 1.0 + self.intent_boost, 1.0)
+        if self.region_penalty and self._region_re is not None:
+            named = set(self._region_re.findall(query))
+            off = self._regional.copy()
+            if named:
+                for i in np.flatnonzero(off):
+                    if self._regions[i] & named:
+                        off[i] = False
+            mult *= np.where(off, 1.0 - self.region_penalty, 1.0)
         if context_slots:
             for i in range(self.n):
                 req, prov = self._requires[i], self._provides[i]

@@ -173,3 +173,23 @@ def test_old_index_builds_are_pruned(tmp_path, small_manifests):
     kept = sorted(p for p in tmp_path.iterdir() if p.is_dir())
     assert len(kept) == KEEP_BUILDS
     assert folders[-1] in kept and folders[0] not in kept
+
+
+def test_regional_adapters_yield_unless_the_region_is_named(tmp_path, small_manifests):
+    from conftest import make_manifest
+
+    from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
+    from ummaya.runtime.retrieve.retriever import agency_regions
+
+    assert agency_regions("부산광역시 사하구청") == {"부산광역시", "부산", "사하구", "사하"}
+    assert agency_regions("국립중앙의료원") == frozenset()
+    regional = make_manifest(
+        "saha_pharmacy_list", agency=("LG001", "부산광역시 사하구청", "Busan Saha-gu"),
+        title=("부산광역시 사하구 약국 현황", "Saha-gu pharmacies"), summary=("사하구 약국 목록 약국", "list"),
+        hints=(("약국", "약국 현황", "사하구 약국"), ("pharmacy",)), examples=(("사하구 약국 어디 있어",), ()),
+    )
+    r = Retriever(emit_index([*small_manifests, regional])[DOCUMENTS_PATH], cache_dir=tmp_path)
+    assert r.search("문 연 약국")[0].adapter_id == "pharmacies"
+    assert r.search("사하구 약국 목록")[0].adapter_id == "saha_pharmacy_list"
+    r.region_penalty = 0.0
+    assert r.search("약국 현황")[0].adapter_id == "saha_pharmacy_list"
