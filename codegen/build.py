@@ -110,23 +110,22 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     registry, problems = load_registry(root)
     plan.adapters = len(registry.manifests)
     manifests = [lm.manifest for lm in registry.manifests]
-    # The index (Kiwi) is the slowest emitter and needs only the manifests: start it now, beside link.
-    index_job = None if problems else _IndexJob(manifests, cache, plan, say)
+    # The slow emitters need only the manifests: start them now, beside link.
+    jobs = [] if problems else [_IndexJob(manifests, cache, plan, say), _ModelsJob(manifests, cache, say)]
     try:
-        _plan_rest(plan, root, inputs, registry, manifests, problems, index_job, cache, parse, say)
+        _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say)
     except BaseException:
-        if index_job:
-            index_job.cancel()
+        for job in jobs:
+            job.cancel()
         raise
     return plan
 
 
-def _plan_rest(plan, root, inputs, registry, manifests, problems, index_job, cache, parse, say) -> None:
+def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say) -> None:
     from .emit_catalog import emit_catalog, emit_fixtures, emit_schema
     from .emit_clients import emit_clients
     from .emit_llms import emit_llms
     from .emit_lock import emit_lock
-    from .emit_models import emit_models
     from .link import link
     from .resolve import resolve_manifest
 
@@ -138,8 +137,8 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, index_job, cac
     plan.parsed = linked.parsed
     plan.parser_available = linked.parser_available
     if plan.problems:
-        if index_job:
-            index_job.cancel()
+        for job in jobs:
+            job.cancel()
         return
 
     sources = [(lm.manifest, lm.source.rel) for lm in registry.manifests]
@@ -149,10 +148,11 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, index_job, cac
     out.update(emit_schema())
     out.update(emit_catalog(resolved, plan.release_id))
     out.update(emit_fixtures(registry.manifests))
-    out.update(emit_models(manifests, cache, progress=say))
     say("emit: clients, llms")
     out.update(emit_clients(sources))
     out.update(emit_llms(manifests))
+    index_job, models_job = jobs
+    out.update(models_job.result())
     out.update(index_job.result())
     out.update(emit_lock(inputs, sources, generator_hash(), out))
     plan.outputs = dict(sorted(out.items()))
@@ -164,13 +164,38 @@ def _run_emit_index(manifests) -> dict[str, bytes]:
     return {f"generated/{path}": data for path, data in emit_index(manifests).items()}
 
 
+class _Background:
+    """Run ``fn(*args)`` in a forked worker (or inline where fork does not exist): the index (Kiwi)
+    and the models (datamodel-code-generator) are the two slow emitters and need only the
+    manifests, so on two cores they overlap link and the cheap emitters instead of adding to them."""
+
+    def __init__(self, fn, *args):
+        self._fn, self._args = fn, args
+        self._pool = self._async = None
+        if "fork" in multiprocessing.get_all_start_methods():
+            self._pool = multiprocessing.get_context("fork").Pool(1)
+            self._async = self._pool.apply_async(fn, args)
+
+    def result(self):
+        if self._async is None:
+            return self._fn(*self._args)
+        try:
+            return self._async.get()
+        finally:
+            self._pool.close()
+            self._pool.join()
+
+    def cancel(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+
+
 class _IndexJob:
-    """emit_index over the whole set (it is not per adapter), cached by every manifest's content and
-    run in a forked process where possible: loading Kiwi alone costs seconds, and with two cores
-    that time overlaps link, the models and the rest instead of adding to them."""
+    """emit_index over the whole set (it is not per adapter), cached by every manifest's content."""
 
     def __init__(self, manifests, cache, plan: Plan, say: Progress):
-        self._pool = self._async = None
+        self._job: _Background | None = None
         self._value: dict[str, bytes] | None = None
         self._cache = cache
         if _emit_index() is None:
@@ -179,31 +204,42 @@ class _IndexJob:
             return
         self._key = sha256((generator_hash() + "".join(m.model_dump_json() for m in manifests)).encode("utf-8"))
         self._value = cache.get("index", self._key)
-        if self._value is not None:
-            return
-        say("index: emit_index (Kiwi morphemes), in the background")
-        self._manifests = manifests
-        if "fork" in multiprocessing.get_all_start_methods() and manifests:
-            self._pool = multiprocessing.get_context("fork").Pool(1)
-            self._async = self._pool.apply_async(_run_emit_index, (manifests,))
+        if self._value is None:
+            say("index: emit_index (Kiwi morphemes), in the background")
+            self._job = _Background(_run_emit_index, manifests)
 
     def result(self) -> dict[str, bytes]:
         if self._value is None:
-            if self._async is not None:
-                try:
-                    self._value = self._async.get()
-                finally:
-                    self._pool.close()
-                    self._pool.join()
-            else:
-                self._value = _run_emit_index(self._manifests)
+            self._value = self._job.result()
             self._cache.put("index", self._key, self._value)
         return self._value
 
     def cancel(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
+        if self._job is not None:
+            self._job.cancel()
+
+
+class _ModelsJob:
+    def __init__(self, manifests, cache, say: Progress):
+        from .emit_models import generate, split_cached
+
+        self._modules, todo, keys = split_cached(manifests, cache)
+        self._job = None
+        if todo:
+            say(f"models: datamodel-code-generator over {len(todo)} schemas ({len(manifests) - len(todo) // 2} adapters cached), in the background")
+            self._job = _Background(generate, todo, keys, cache)
+
+    def result(self) -> dict[str, bytes]:
+        from .emit_models import assemble
+
+        if self._job is not None:
+            self._modules.update(self._job.result())
+            self._job = None
+        return assemble(self._modules)
+
+    def cancel(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
 
 
 def _emit_index():

@@ -33,9 +33,9 @@ def module_names(adapter_id: str) -> tuple[str, str]:
 
 
 def _generator_id() -> str:
-    from datamodel_code_generator import get_version
+    from importlib import metadata
 
-    return f"dmcg {get_version()} / {sha256(Path(__file__).read_bytes())}"
+    return f"dmcg {metadata.version('datamodel-code-generator')} / {sha256(Path(__file__).read_bytes())}"
 
 
 def _schemas(m: Manifest) -> dict[str, dict]:
@@ -90,11 +90,8 @@ def _normalise(code: str) -> str:
     return code.replace("\r\n", "\n").rstrip("\n") + "\n"
 
 
-def emit_models(
-    manifests: list[Manifest],
-    cache: Cache | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, bytes]:
+def split_cached(manifests: list[Manifest], cache: Cache | None) -> tuple[dict[str, bytes], dict[str, dict], dict[str, str]]:
+    """(modules found in the cache, schemas still to generate, cache key per module name)."""
     gen = _generator_id()
     modules: dict[str, bytes] = {}
     todo: dict[str, dict] = {}
@@ -102,23 +99,43 @@ def emit_models(
     for m in manifests:
         schemas = _schemas(m)
         key = sha256((gen + "\n" + json.dumps(schemas)).encode("utf-8"))  # order matters: not sorted
-        keys[m.id] = key
         hit = cache.get("models", key) if cache else None
         if hit is not None:
             modules.update(hit)
         else:
             todo.update(schemas)
-    if todo:
-        if progress:
-            progress(f"models: datamodel-code-generator over {len(todo)} schemas ({len(manifests) - len(todo) // 2} adapters cached)")
-        fresh = _run_codegen(todo)
-        modules.update(fresh)
-        if cache:
-            for m in manifests:
-                names = module_names(m.id)
-                if names[0] in fresh:
-                    cache.put("models", keys[m.id], {n: fresh[n] for n in names})
+            keys.update({name: key for name in schemas})
+    return modules, todo, keys
+
+
+def generate(todo: dict[str, dict], keys: dict[str, str], cache: Cache | None) -> dict[str, bytes]:
+    """The slow part, one datamodel-code-generator run; picklable arguments so it can run in a
+    worker process. Each adapter's pair of modules is cached under its key."""
+    fresh = _run_codegen(todo)
+    if cache:
+        by_key: dict[str, dict[str, bytes]] = {}
+        for name, key in keys.items():
+            by_key.setdefault(key, {})[name] = fresh[name]
+        for key, files in by_key.items():
+            cache.put("models", key, files)
+    return fresh
+
+
+def assemble(modules: dict[str, bytes]) -> dict[str, bytes]:
     out = {f"{MODELS_DIR}/__init__.py": INIT}
     for name in sorted(modules):
         out[f"{MODELS_DIR}/{name}.py"] = modules[name]
     return out
+
+
+def emit_models(
+    manifests: list[Manifest],
+    cache: Cache | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, bytes]:
+    modules, todo, keys = split_cached(manifests, cache)
+    if todo:
+        if progress:
+            progress(f"models: datamodel-code-generator over {len(todo)} schemas ({len(manifests) - len(todo) // 2} adapters cached)")
+        modules.update(generate(todo, keys, cache))
+    return assemble(modules)
