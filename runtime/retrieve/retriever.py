@@ -154,6 +154,11 @@ class Retriever:
         self._regional = np.array([bool(r) for r in self._regions])
         keys = sorted({k for r in self._regions for k in r}, key=len, reverse=True)
         self._region_re = re.compile("|".join(map(re.escape, keys))) if keys else None
+        by_region: dict[str, list[int]] = {}
+        for i, regions in enumerate(self._regions):
+            for k in regions:
+                by_region.setdefault(k, []).append(i)
+        self._region_docs = {k: np.array(v, dtype=np.int64) for k, v in by_region.items()}
         self._whoosh = None
         self.dense = None
         if dense:
@@ -277,12 +282,9 @@ class Retriever:
         if implied:
             mult *= np.where(np.isin(self.primitive, list(implied)), 1.0 + self.intent_boost, 1.0)
         if self.region_penalty and self._region_re is not None:
-            named = set(self._region_re.findall(query))
             off = self._regional.copy()
-            if named:
-                for i in np.flatnonzero(off):
-                    if self._regions[i] & named:
-                        off[i] = False
+            for name in set(self._region_re.findall(query)):
+                off[self._region_docs[name]] = False
             mult *= np.where(off, 1.0 - self.region_penalty, 1.0)
         if context_slots:
             for i in range(self.n):
