@@ -262,6 +262,11 @@ async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
         try:
             async for e in engine.run(p.turn, sink=results.append):
                 queue.put_nowait(("engine", e))
+                if e.type != "delta":
+                    # Let the response writer send it now: an offline turn with mock dispatch
+                    # may otherwise run to the end without suspending, and the client would
+                    # see nothing (not even metadata) until the answer is complete.
+                    await asyncio.sleep(0)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - reported as internal_error, logged
