@@ -3,7 +3,7 @@
     from ummaya.runtime.serve import create_app, ServeSettings
     app = create_app(ServeSettings(database_url="sqlite:///…", generated=Path("generated")))
 
-See docs/serving.md for the contract (events, error codes, releases, retention, rerank budget).
+See runtime/serve/README.md for the contract (events, error codes, releases, retention, rerank budget).
 """
 
 from .app import ServeSettings, app_from_env, create_app, openapi_bytes

@@ -8,7 +8,7 @@ process builds the same app: ``UMMAYA_DATABASE_URL`` (default SQLite under ``UMM
 ``UMMAYA_DEFAULT_ALIAS`` (``production``), ``UMMAYA_AUTO_PUBLISH`` (on), ``UMMAYA_MAX_BODY_BYTES``
 (65536), ``UMMAYA_TRACE_PURGE_INTERVAL_S`` (3600), the trace retention policy
 (``UMMAYA_TRACES``, ``UMMAYA_TRACE_RAW_TEXT``, ``UMMAYA_TRACE_TTL_DAYS``) and the model provider
-(``UMMAYA_LLM_*``, only for ``generation.planner = "openai"``). See docs/serving.md.
+(``UMMAYA_LLM_*``, only for ``generation.planner = "openai"``). See runtime/serve/README.md.
 """
 
 from __future__ import annotations
@@ -321,7 +321,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
         title="UMMAYA serving API", version="1",
         description=("Retrieve adapters and answer citizens' requests for Korean public-service "
                      "outcomes from a published release. Errors everywhere: "
-                     '`{"error": {"code", "message", "trace_id"}}`; codes in docs/serving.md.'),
+                     '`{"error": {"code", "message", "trace_id"}}`; codes in runtime/serve/README.md.'),
         lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None,
     )
 
@@ -476,7 +476,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
                     yield sse_frame(e)
 
             return StreamingResponse(frames(), media_type=SSE_MEDIA, headers=SSE_HEADERS)
-        events = [e async for e in answer_events(service, p)]
+        events = [e async for e in answer_events(service, p, live=False)]
         ok, err = fold(events)
         if err is not None:
             return Response(_dumps(err).encode(), status_code=status_of(err["error"]["code"]),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# code -> (HTTP status, what it means). docs/serving.md renders this table.
+# code -> (HTTP status, what it means). runtime/serve/README.md renders this table.
 CODES: dict[str, tuple[int, str]] = {
     # -- the request itself (nothing ran)
     "invalid_json": (400, "the body is not valid JSON"),

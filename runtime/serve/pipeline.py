@@ -247,8 +247,9 @@ def retrieve_result(service: Any, p: Prepared, language: str) -> dict[str, Any]:
 
 # -- answer ----------------------------------------------------------------------------------------
 
-async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
-    """The turn as API events; never raises (failures end in an ``error`` event)."""
+async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> AsyncIterator[ApiEvent]:
+    """The turn as API events; never raises (failures end in an ``error`` event). ``live``: hand
+    each event to the consumer as soon as it exists (streams); JSON folds them at the end."""
     state = p.state
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
@@ -262,7 +263,7 @@ async def answer_events(service: Any, p: Prepared) -> AsyncIterator[ApiEvent]:
         try:
             async for e in engine.run(p.turn, sink=results.append):
                 queue.put_nowait(("engine", e))
-                if e.type != "delta":
+                if live and e.type != "delta":
                     # Let the response writer send it now: an offline turn with mock dispatch
                     # may otherwise run to the end without suspending, and the client would
                     # see nothing (not even metadata) until the answer is complete.

@@ -40,7 +40,7 @@ _FILTER_KEYS = ("primitive", "tier", "domain", "agency")
 
 
 class RerankBudget(BaseModel):
-    """What may reach the planner (S03). See docs/serving.md, "Rerank and the context budget".
+    """What may reach the planner (S03). See runtime/serve/README.md, "Rerank and the context budget".
 
     ``pool``: candidates the retriever returns for reranking (more than will be kept, so a
     candidate the non-text signals favour can climb). ``max_candidates``: at most this many reach
