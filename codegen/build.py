@@ -106,12 +106,22 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     inputs = hash_inputs(root, hashes)
     hashes.save()
     plan.release_id = release_id(inputs)
+    index_job = _IndexJob(plan.release_id, cache, plan, say)
     say(f"load: {len(inputs)} input files")
-    registry, problems = load_registry(root)
+    try:
+        registry, problems = load_registry(root)
+    except BaseException:
+        index_job.cancel()
+        raise
     plan.adapters = len(registry.manifests)
     manifests = [lm.manifest for lm in registry.manifests]
     # The slow emitters need only the manifests: start them now, beside link.
-    jobs = [] if problems else [_IndexJob(manifests, cache, plan, say), _ModelsJob(manifests, cache, say)]
+    if problems:
+        index_job.cancel()
+        jobs = []
+    else:
+        index_job.start(manifests, say)
+        jobs = [index_job, _ModelsJob(manifests, cache, say)]
     try:
         _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say)
     except BaseException:
@@ -164,21 +174,40 @@ def _run_emit_index(manifests) -> dict[str, bytes]:
     return {f"generated/{path}": data for path, data in emit_index(manifests).items()}
 
 
-class _Background:
-    """Run ``fn(*args)`` in a forked worker (or inline where fork does not exist): the index (Kiwi)
-    and the models (datamodel-code-generator) are the two slow emitters and need only the
-    manifests, so on two cores they overlap link and the cheap emitters instead of adding to them."""
+def _warm_index_worker() -> None:
+    """Load Kiwi (seconds) in the index worker while the parent is still reading YAML."""
+    try:
+        from ummaya.runtime.retrieve.analysis import kiwi
 
-    def __init__(self, fn, *args):
-        self._fn, self._args = fn, args
+        kiwi()
+    except Exception:  # only a head start; emit_index loads what it needs itself
+        pass
+
+
+class _Background:
+    """Run tasks in one forked worker (or inline where fork does not exist): the index (Kiwi) and
+    the models (datamodel-code-generator) are the two slow emitters and need only the manifests,
+    so on two cores they overlap loading, link and the cheap emitters instead of adding to them."""
+
+    def __init__(self, warm=None):
         self._pool = self._async = None
+        self._inline = None
         if "fork" in multiprocessing.get_all_start_methods():
             self._pool = multiprocessing.get_context("fork").Pool(1)
+            if warm is not None:
+                self._pool.apply_async(warm)
+
+    def submit(self, fn, *args) -> _Background:
+        if self._pool is None:
+            self._inline = (fn, args)
+        else:
             self._async = self._pool.apply_async(fn, args)
+        return self
 
     def result(self):
-        if self._async is None:
-            return self._fn(*self._args)
+        if self._pool is None:
+            fn, args = self._inline
+            return fn(*args)
         try:
             return self._async.get()
         finally:
@@ -192,9 +221,11 @@ class _Background:
 
 
 class _IndexJob:
-    """emit_index over the whole set (it is not per adapter), cached by every manifest's content."""
+    """emit_index over the whole set (it is not per adapter), cached by the release (every input)
+    and the generator. Known before the YAML is even read, so a cache miss starts the worker —
+    and Kiwi's seconds of loading — right away."""
 
-    def __init__(self, manifests, cache, plan: Plan, say: Progress):
+    def __init__(self, release: str, cache, plan: Plan, say: Progress):
         self._job: _Background | None = None
         self._value: dict[str, bytes] | None = None
         self._cache = cache
@@ -202,11 +233,15 @@ class _IndexJob:
             plan.notes.append("retrieval index not emitted: ummaya.codegen.emit_index is not available")
             self._value = {}
             return
-        self._key = sha256((generator_hash() + "".join(m.model_dump_json() for m in manifests)).encode("utf-8"))
+        self._key = sha256(f"{generator_hash()}|{release}".encode())
         self._value = cache.get("index", self._key)
         if self._value is None:
+            self._job = _Background(warm=_warm_index_worker)
+
+    def start(self, manifests, say: Progress) -> None:
+        if self._job is not None:
             say("index: emit_index (Kiwi morphemes), in the background")
-            self._job = _Background(_run_emit_index, manifests)
+            self._job.submit(_run_emit_index, manifests)
 
     def result(self) -> dict[str, bytes]:
         if self._value is None:
@@ -227,7 +262,7 @@ class _ModelsJob:
         self._job = None
         if todo:
             say(f"models: datamodel-code-generator over {len(todo)} schemas ({len(manifests) - len(todo) // 2} adapters cached), in the background")
-            self._job = _Background(generate, todo, keys, cache)
+            self._job = _Background().submit(generate, todo, keys, cache)
 
     def result(self) -> dict[str, bytes]:
         from .emit_models import assemble
