@@ -173,3 +173,16 @@ def test_session_carries_location_between_answers(api: Any, generated: Path) -> 
     assert second["session_id"] == "carry-1"
     # the location was reused, not looked up again
     assert "kakao_keyword_search" not in [c["adapter_id"] for c in second["calls"]]
+
+
+def test_retrieve_stream_matches_json(api: Any) -> None:
+    body = {"query": "동아대 근처 약국 응급실 어디 있어?", "top_k": 3}
+    j = api.post("/v1/retrieve", json=body).json()
+    r = api.post("/v1/retrieve", json={**body, "stream": True})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+    events = parse_sse(r.text)
+    assert [e["id"] for e in events] == list(range(len(events)))
+    assert events[0]["event"] == "metadata" and events[-1]["event"] == "completed"
+    cands = [e["data"] for e in events if e["event"] == "candidate"]
+    assert [(c["rank"], c["metadata"]["adapter_id"], c["score"]) for c in cands] == \
+        [(c["rank"], c["metadata"]["adapter_id"], c["score"]) for c in j["candidates"]]

@@ -126,3 +126,41 @@ def test_s02_retrieval_policy_is_recorded_and_applied(generated: Path, sqlite_ur
         assert r.status_code == 422 and parse_sse(r.text)[-1]["data"]["error"]["code"] == "unknown_filter"
         r = c.post("/v1/retrieve", json={"query": q, "filters": {"primitive": "locate"}, "top_k": 5}).json()
         assert r["candidates"] and all(x["metadata"]["primitive"] == "locate" for x in r["candidates"])
+
+
+def test_cli_serve_publishes_the_first_release_and_serves(generated: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from tests.serve.conftest import REPO, free_port
+
+    port = free_port()
+    db = f"sqlite:///{tmp_path / 'cli-serve.sqlite3'}"
+    env = {**os.environ, "UMMAYA_GENERATED": str(generated), "UMMAYA_HOME": str(tmp_path / "home")}
+    log = open(tmp_path / "serve.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-c", "from ummaya.cli import main; main()", "serve", "--port", str(port), "--db", db,
+                             "--log-level", "warning"], env=env, cwd=str(REPO), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        ready = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1)
+                if ready.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        assert ready is not None and ready.status_code == 200, (tmp_path / "serve.log").read_text()
+        rid = json.loads((generated / "catalog.json").read_bytes())["release_id"]
+        assert ready.json()["release"] == {"id": rid, "alias": "production"}
+        j = httpx.post(f"http://127.0.0.1:{port}/v1/answer", json={"query": "부산시청 위치 알려줘", "mode": "mock"},
+                       timeout=30).json()
+        assert j["stop_reason"] == "completed" and j["release"]["id"] == rid
+    finally:
+        proc.terminate()
+        proc.wait(15)
