@@ -146,6 +146,7 @@ class Retriever:
         self.tier = np.array([d["tier"] for d in self.docs])
         self.domain = np.array([d["domain"] for d in self.docs])
         self.agency = np.array([d["agency"]["code"] for d in self.docs])
+        self._prim_mask = {p: self.primitive == p for p in set(self.primitive.tolist())}
         self.tier_prior = np.array([TIER_PRIOR.get(t, 1.0) for t in self.tier], dtype=np.float32)
         self._requires = [frozenset(d.get("requires") or ()) for d in self.docs]
         self._provides = [frozenset(d.get("provides") or ()) for d in self.docs]
@@ -267,7 +268,7 @@ class Retriever:
         for fam in fams:
             docs_l, idfs = cov_parts[fam]
             if docs_l:
-                w = np.concatenate([np.full(len(d), i, dtype=np.float32) for d, i in zip(docs_l, idfs)])
+                w = np.repeat(np.asarray(idfs, dtype=np.float32), [len(d) for d in docs_l])
                 cov += np.bincount(np.concatenate(docs_l), weights=w, minlength=self.n).astype(
                     np.float32
                 ) / (fam_total[fam] * len(fams))
@@ -280,7 +281,12 @@ class Retriever:
             if pattern.search(query):
                 implied.update(prims)
         if implied:
-            mult *= np.where(np.isin(self.primitive, list(implied)), 1.0 + self.intent_boost, 1.0)
+            hit = np.zeros(self.n, dtype=bool)
+            for prim in implied:
+                m = self._prim_mask.get(prim)
+                if m is not None:
+                    hit |= m
+            mult *= np.where(hit, 1.0 + self.intent_boost, 1.0)
         if self.region_penalty and self._region_re is not None:
             off = self._regional.copy()
             for name in set(self._region_re.findall(query)):
@@ -314,10 +320,10 @@ class Retriever:
             final, cov = self.dense.fuse(query, final, cov)
         if mask is not None:
             final = np.where(mask, final, 0.0)
-        order = self._top(final, top_k)
-        order = [i for i in order if final[i] > 0]
-        if not order or not self.fits(float(cov[order[0]]), float(text[order[0]])):
+        best = int(np.argmax(final))
+        if final[best] <= 0 or not self.fits(float(cov[best]), float(text[best])):
             return []
+        order = [i for i in self._top(final, top_k) if final[i] > 0]
         return [self._candidate(i, float(final[i]), float(cov[i]), float(text[i])) for i in order]
 
     def fits(self, coverage: float, text_score: float) -> bool:
