@@ -123,7 +123,7 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
         index_job.start(manifests, say)
         jobs = [index_job, _ModelsJob(manifests, cache, say)]
     try:
-        _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say)
+        _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say, cache)
     except BaseException:
         for job in jobs:
             job.cancel()
@@ -131,7 +131,7 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     return plan
 
 
-def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say) -> None:
+def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say, cache) -> None:
     from .emit_catalog import emit_catalog, emit_fixtures, emit_schema
     from .emit_clients import emit_clients
     from .emit_llms import emit_llms
@@ -140,7 +140,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     from .resolve import resolve_manifest
 
     say(f"link: {len(registry.manifests)} adapters")
-    linked = link(registry, parse=parse)
+    linked = link(registry, parse=parse, cache=cache)
     plan.problems = sorted(set(problems) | set(linked.problems))
     plan.notes += linked.notes
     plan.registry = registry

@@ -8,8 +8,12 @@ collected (never only the first) with the line it concerns.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -204,12 +208,72 @@ def _rel_to_registry(lm: LoadedManifest, name: str) -> str:
     return f"{lm.source.rel.rsplit('/', 1)[0]}/fixtures/{lm.id}/{name}"
 
 
-def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: bool = True) -> LinkResult:
+def _checker_hash(parse: ParseFixture | None) -> str:
+    """What decides a fixture check besides the adapter's own files: this module, the dispatcher
+    package (the parser) and the validators' versions."""
+    here = Path(__file__).resolve()
+    files = [here]
+    if parse is not None:
+        module = sys.modules.get(getattr(parse, "__module__", "") or "")
+        origin = getattr(module, "__file__", None)
+        if origin:
+            files += sorted(Path(origin).resolve().parent.glob("*.py"))
+    h = hashlib.sha256(f"parser={parse is not None}|{_versions()}".encode())
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _versions() -> str:
+    from importlib import metadata
+
+    out = []
+    for dist in ("jsonschema", "jsonschema-rs", "pydantic"):
+        try:
+            out.append(f"{dist}={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{dist}=-")
+    return ",".join(out)
+
+
+def _fixture_key(checker: str, lm: LoadedManifest, resolved) -> str:
+    """Everything one adapter's fixture checks depend on: its file's bytes (line numbers), the
+    resolved manifest (profile merged) and every fixture body."""
+    h = hashlib.sha256(checker.encode())
+    h.update(lm.source.rel.encode() + b"\0" + lm.source.path.read_bytes())
+    h.update((resolved.model_dump_json() if resolved is not None else "-").encode())
+    for fx in lm.manifest.fixtures:
+        if fx.response is not None:
+            try:
+                h.update(fx.response.encode() + b"\0" + hashlib.sha256((lm.fixtures_dir / fx.response).read_bytes()).digest())
+            except OSError:
+                h.update(fx.response.encode() + b"\0missing")
+    return h.hexdigest()
+
+
+def _cached_check(lm: LoadedManifest, resolved, parse, cache, checker: str | None) -> tuple[list[Problem], list[str]]:
+    if cache is None or checker is None:
+        return check_fixtures(lm, resolved, parse)
+    key = _fixture_key(checker, lm, resolved)
+    hit = cache.get("link", key)
+    if hit is not None:
+        data = json.loads(hit["result.json"])
+        return [Problem(*p) for p in data["problems"]], data["parsed"]
+    problems, parsed = check_fixtures(lm, resolved, parse)
+    payload = {"problems": [[p.path, p.line, p.message] for p in problems], "parsed": parsed}
+    cache.put("link", key, {"result.json": json.dumps(payload).encode()})
+    return problems, parsed
+
+
+def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: bool = True, cache=None) -> LinkResult:
+    """Every cross-manifest and fixture problem. With ``cache`` (codegen.emit_cache.Cache), an
+    adapter whose files, profile and checker code are unchanged reuses its fixture verdicts."""
     result = LinkResult()
     if use_parser and parse is None:
         parse, why = load_parser()
         if why:
             result.notes.append(f"fixtures not parsed through the adapters' parsers: {why} (check skipped)")
+    checker = _checker_hash(parse) if cache is not None else None
     result.parser_available = parse is not None
     manifests = registry.manifests
 
@@ -247,7 +311,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
         for i, neg in enumerate(m.negative_examples):
             if neg.belongs_to is not None and neg.belongs_to not in declared:
                 result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
-        problems, parsed = check_fixtures(lm, resolved, parse)
+        problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
         result.problems += problems
         if parse is not None:
             result.parsed[lm.id] = parsed
