@@ -51,12 +51,18 @@ def build_generated(manifests, registry, out: Path) -> Path:
     (out / "catalog.json").write_text(json.dumps(
         {"format": 1, "release_id": f"bench-{len(manifests)}", "adapters": [m.model_dump(mode="json") for m in resolved]},
         ensure_ascii=False))
-    for lm in registry.manifests:
-        d = out / "fixtures" / lm.id
+    # Synthetic adapters are copies of a real one (bench/synth.py) and keep its fixtures, so Mock
+    # dispatch answers them too and the figures are of complete turns, not early errors.
+    real = {lm.id: lm for lm in registry.manifests}
+    by_fixtures = {tuple(f.response for f in lm.manifest.fixtures): lm for lm in registry.manifests}
+    for m in manifests:
+        lm = real.get(m.id) or by_fixtures.get(tuple(f.response for f in m.fixtures))
+        if lm is None or not lm.fixtures_dir.is_dir():
+            continue
+        d = out / "fixtures" / m.id
         d.mkdir(parents=True, exist_ok=True)
-        for f in lm.manifest.fixtures:
-            if f.response:
-                shutil.copy(lm.fixtures_dir / f.response, d / f.response)
+        for path in lm.fixtures_dir.iterdir():
+            shutil.copy(path, d / path.name)
     for rel, data in emit_index(list(manifests)).items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_bytes(data)
