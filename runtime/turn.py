@@ -39,6 +39,9 @@ class TurnRequest:
     filters: dict[str, Any] | None = None
     max_steps: int = 4
     context_budget_tokens: int = 6000
+    # A caller that must name the trace before the turn starts (the server's first SSE event)
+    # passes its id here; None = a fresh ULID.
+    trace_id: str | None = None
 
 
 @dataclass
@@ -149,7 +152,7 @@ class TurnEngine:
         from .store.models import new_trace_id
 
         t0 = time.perf_counter()
-        trace_id = new_trace_id()
+        trace_id = req.trace_id or new_trace_id()
         language = detect_language(query)
         session = self.load_session(req.session_id or f"s-{trace_id.lower()}")
         events: list[Event] = []

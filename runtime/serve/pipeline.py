@@ -213,7 +213,8 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
         prepared.planner = service.planner_for(req.generation)
         mode = "mock" if service.settings.mode_ceiling == "mock" else req.mode
         prepared.turn = TurnRequest(query, session_id=req.session_id, mode=mode,
-                                    consents=tuple(req.consents), top_k=top_k, filters=filters)
+                                    consents=tuple(req.consents), top_k=top_k, filters=filters,
+                                    trace_id=state.trace_id)
     return prepared
 
 
@@ -289,9 +290,14 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
     crash: BaseException | None = None
     n_evidence = 0
     finished = False
-    meta_sent = False
-    task = asyncio.create_task(drive())
+    task: asyncio.Task[None] | None = None
     try:
+        # metadata goes out before the turn starts: the first event never waits for retrieval
+        yield ev("metadata", {"trace_id": state.trace_id,
+                              "release": {"id": state.release_id, "alias": state.release_alias},
+                              "language": detect_language(p.query), "planner": p.planner.name,
+                              "mode": p.turn.mode})
+        task = asyncio.create_task(drive())
         while True:
             kind, item = await queue.get()
             if kind == "end":
@@ -303,13 +309,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
             seen_events.append(e)
             t, d = e.type, e.data
             if t == "turn_started":
-                meta_sent = True
-                state.trace_id = d["trace_id"]
                 state.session_id = d.get("session_id")
-                yield ev("metadata", {"trace_id": state.trace_id,
-                                      "release": {"id": state.release_id, "alias": state.release_alias},
-                                      "session_id": d.get("session_id"), "language": d.get("language"),
-                                      "planner": d.get("planner"), "mode": d.get("mode")})
             elif t == "delta":
                 yield ev("delta", {"text": d["text"]})
             elif t == "permission":
@@ -351,9 +351,6 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
         state.mark("failed" if state.error else "completed")
         await service.write_trace(state, result, seen_events)
         finished = True
-        if not meta_sent:
-            yield ev("metadata", {"trace_id": state.trace_id,
-                                  "release": {"id": state.release_id, "alias": state.release_alias}})
         if state.error:
             yield ev("error", {"error": {"code": state.error["code"], "message": state.error["message"],
                                          "trace_id": state.trace_id}})
@@ -363,7 +360,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
                                    "calls": result.calls, "session_id": result.session_id,
                                    "language": result.language})
     finally:
-        if not task.done():
+        if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
