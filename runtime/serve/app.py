@@ -249,6 +249,13 @@ class BodyLimit:
         trace_id = new_trace_id()
 
         async def reject(code: str, message: str) -> None:
+            service = getattr(getattr(scope.get("app"), "state", None), "service", None)
+            if service is not None and scope.get("path") in ("/v1/answer", "/v1/retrieve"):
+                state = RequestState(scope["path"].rsplit("/", 1)[-1], trace_id, utcnow())
+                state.mark("received")
+                state.error = {"code": code, "message": message}
+                state.mark("failed")
+                await service.write_trace(state)  # refused unread, but still traced
             resp = error_response(code, message, trace_id)
             await resp(scope, receive, send)
 

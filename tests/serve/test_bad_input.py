@@ -112,6 +112,8 @@ def test_size_limit_and_media_type(api: Any) -> None:
     assert r.status_code == 413 and _shape(r)["code"] == "payload_too_large"
     r = api.post("/v1/answer", content=b"query=x", headers={"content-type": "application/x-www-form-urlencoded"})
     assert r.status_code == 415 and _shape(r)["code"] == "unsupported_media_type"
+    t = api.get(f"/v1/traces/{_shape(r)['trace_id']}").json()  # refused unread, still traced
+    assert t["state"] == "failed" and t["meta"]["error"]["code"] == "unsupported_media_type"
     r = api.post("/v1/answer", content=json.dumps({"query": OK, "mode": "mock"}).encode())  # no content type
     assert r.status_code == 200
     assert api.get("/v1/nothing-here").status_code == 404
