@@ -285,7 +285,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
         return e
 
     call_ids: dict[str, str] = {}
-    primitive = {m.id: m.primitive for m in p.loaded.catalog.adapters.values()}
+    facts = p.loaded.facts
     provider_err: dict[str, str] | None = None
     crash: BaseException | None = None
     n_evidence = 0
@@ -330,7 +330,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
                     "rank": n_evidence, "score": state.scores.get(aid), "content": d.get("summary") or {},
                     "citation": d.get("citation") or {},
                     "metadata": {"evidence_id": d["evidence_id"], "call_id": call_ids.get(aid),
-                                 "adapter_id": aid, "primitive": primitive.get(aid), "tier": d["tier"],
+                                 "adapter_id": aid, "primitive": facts[aid].primitive if aid in facts else None, "tier": d["tier"],
                                  "status": d["status"], "freshness": d.get("freshness")}})
             elif t == "error":
                 provider_err = {"code": d.get("code", ""), "message": d.get("message", "")}
@@ -364,11 +364,13 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-        if not finished:  # the client went away (or we were cancelled) mid-turn
+        terminal = bool(state.marks) and state.marks[-1][0] in ("completed", "failed")
+        if not finished and not terminal:  # the client went away (or we were cancelled) mid-turn
             state.error = state.error or {"code": "client_disconnected",
                                           "message": "the client disconnected before the answer completed"}
             state.mark("failed")
             service.write_trace_sync(state, results[0] if results else None, seen_events)
+        # (terminal but not finished: the trace write was already under way when the client left)
 
 
 def usage_of(result: Any) -> dict[str, int]:
