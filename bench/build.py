@@ -110,13 +110,15 @@ def timed_build(root: Path, cache: Path, label: str) -> float:
     return result.seconds
 
 
-def noop(root: Path, label: str) -> tuple[float, float]:
-    result = b.build(root)
+def noop(root: Path, cache: Path, label: str) -> tuple[float, float]:
+    # The same cache the build used: it remembers the file hashes the build just wrote.
+    result = b.build(root, cache=Cache(cache))
     assert result.noop, "expected a no-op"
     started = time.perf_counter()
     exe = Path(sys.executable).parent / "ummaya"
     cmd = [str(exe)] if exe.exists() else [shutil.which("ummaya") or "ummaya"]
-    proc = subprocess.run([*cmd, "build", "--root", str(root)], capture_output=True, text=True)
+    env = {**os.environ, "UMMAYA_CACHE": str(cache)}
+    proc = subprocess.run([*cmd, "build", "--root", str(root)], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     if proc.returncode != 0 or not proc.stdout.startswith("up to date"):
         raise SystemExit(f"no-op CLI run failed: {proc.stdout}{proc.stderr}")
@@ -134,10 +136,10 @@ def main() -> None:
     try:
         real = copy_real(src, tmp / "real")
         t_real = timed_build(real, tmp / "cache-real", "full build, real registry (cold cache)")
-        noop(real, "no-op rebuild, real registry")
+        noop(real, tmp / "cache-real", "no-op rebuild, real registry")
         synth = synthesize(src, tmp / "synthetic", args.adapters)
         t_synth = timed_build(synth, tmp / "cache-synth", f"full build, synthetic {args.adapters} adapters (cold cache)")
-        n_inproc, n_wall = noop(synth, f"no-op rebuild, synthetic {args.adapters}")
+        n_inproc, n_wall = noop(synth, tmp / "cache-synth", f"no-op rebuild, synthetic {args.adapters}")
         one = sorted((synth / "registry").rglob("*_0001.yaml"))[0]
         one.write_text(one.read_text(encoding="utf-8").replace("version: 1.0.0", "version: 1.0.1", 1), encoding="utf-8")
         c0 = cpu()
