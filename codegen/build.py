@@ -9,6 +9,7 @@ reads no YAML at all.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import shutil
@@ -368,6 +369,26 @@ def write_outputs(root: Path, outputs: dict[str, bytes], hashes=None) -> None:
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _exclusive(root: Path):
+    """One writer per project at a time: several people (and their tests) share one checkout, and
+    two swaps of generated/ racing each other could each find the other's folder mid-rename."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, same as before
+        yield
+        return
+    # In the temp dir, not the cache: builds with different UMMAYA_CACHE must still exclude each other.
+    folder = Path(tempfile.gettempdir()) / "ummaya-build-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{sha256(str(root).encode())}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def build(root: Path, *, progress: Progress | None = None, cache=None, force: bool = False, parse=None) -> BuildResult:
     from .emit_cache import Cache, FileHashes
 
@@ -382,7 +403,8 @@ def build(root: Path, *, progress: Progress | None = None, cache=None, force: bo
     if plan.ok:
         if progress:
             progress(f"write: {len(plan.outputs)} files")
-        hashes = FileHashes(root, cache.folder)
-        write_outputs(root, plan.outputs, hashes)
-        hashes.save()
+        with _exclusive(root):
+            hashes = FileHashes(root, cache.folder)
+            write_outputs(root, plan.outputs, hashes)
+            hashes.save()
     return BuildResult(plan, False, time.perf_counter() - started, plan.release_id)
