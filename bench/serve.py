@@ -1,7 +1,11 @@
 """Load the serving API on loopback and report what a deployment would see.
 
-    python bench/serve.py                      # 2 uvicorn workers, SQLite, mock dispatch
-    python bench/serve.py --workers 1 --seconds 5 --json
+    python bench/serve.py                      # 1 uvicorn worker, SQLite, mock dispatch
+    python bench/serve.py --workers 2 --seconds 5 --json
+
+One worker is the default because with SQLite two worker processes wait on each other's write lock
+(SQLite's busy handler sleeps in 1–100 ms steps), which costs more on 2 cores than the second
+process gains; with PostgreSQL, use --workers N.
 
 Starts ``uvicorn --factory ummaya.runtime.serve.app:app_from_env`` on 127.0.0.1 (a fresh SQLite
 database and UMMAYA_HOME in a temporary folder, ``UMMAYA_SERVE_MODE=mock`` so no adapter call can
@@ -283,7 +287,7 @@ async def run(args: argparse.Namespace, hostport: str) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--streams", type=int, default=500)

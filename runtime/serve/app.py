@@ -479,11 +479,18 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
             return await record_failure(request, state, exc.code, exc.message, body.stream)
         if body.stream:
             async def frames() -> AsyncIterator[bytes]:
+                held: list[bytes] = []
                 async for e in answer_events(service, p):
-                    yield sse_frame(e)
+                    if e is not None:
+                        held.append(sse_frame(e))
+                    elif held:
+                        yield b"".join(held)
+                        held.clear()
+                if held:
+                    yield b"".join(held)
 
             return StreamingResponse(frames(), media_type=SSE_MEDIA, headers=SSE_HEADERS)
-        events = [e async for e in answer_events(service, p, live=False)]
+        events = [e async for e in answer_events(service, p, live=False) if e is not None]
         ok, err = fold(events)
         if err is not None:
             return Response(_dumps(err).encode(), status_code=status_of(err["error"]["code"]),

@@ -248,9 +248,11 @@ def retrieve_result(service: Any, p: Prepared, language: str) -> dict[str, Any]:
 
 # -- answer ----------------------------------------------------------------------------------------
 
-async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> AsyncIterator[ApiEvent]:
-    """The turn as API events; never raises (failures end in an ``error`` event). ``live``: hand
-    each event to the consumer as soon as it exists (streams); JSON folds them at the end."""
+async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> AsyncIterator[ApiEvent | None]:
+    """The turn as API events; never raises (failures end in an ``error`` event). ``live``
+    (streams): a ``None`` between events means "nothing more is ready now — send what you have";
+    events that become ready together go out in one write, and every event goes out as soon as the
+    turn waits on anything (an upstream, the model) or ends."""
     state = p.state
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
@@ -264,11 +266,6 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
         try:
             async for e in engine.run(p.turn, sink=results.append):
                 queue.put_nowait(("engine", e))
-                if live and e.type != "delta":
-                    # Let the response writer send it now: an offline turn with mock dispatch
-                    # may otherwise run to the end without suspending, and the client would
-                    # see nothing (not even metadata) until the answer is complete.
-                    await asyncio.sleep(0)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - reported as internal_error, logged
@@ -299,6 +296,8 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
                               "mode": p.turn.mode})
         task = asyncio.create_task(drive())
         while True:
+            if live and queue.empty():
+                yield None  # FLUSH: the writer sends what it holds before we wait for more
             kind, item = await queue.get()
             if kind == "end":
                 break
