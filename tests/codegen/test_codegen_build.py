@@ -122,3 +122,29 @@ def test_manifest_schema_is_published(built):
     schema = json.loads((built / "generated/manifest.schema.json").read_bytes())
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert "fixtures" in schema["properties"]
+
+
+def test_a_changed_fixture_body_is_parsed_again_not_served_from_cache(built):
+    from ummaya.codegen.link import load_parser
+
+    if load_parser()[0] is None:
+        import pytest
+
+        pytest.skip("ummaya.runtime.dispatch.parse_fixture not available")
+    body = built / "registry/nmc/fixtures/nmc_emergency_rooms/busan_saha_multi.xml"
+    text = body.read_text(encoding="utf-8")
+    first_name = text.split("<dutyName>", 1)[1].split("</dutyName>", 1)[0]
+    body.write_text(text.replace(f"<dutyName>{first_name}</dutyName>", "<dutyName>다른병원</dutyName>", 1), encoding="utf-8")
+    result = run("build", "--root", str(built), "-q")
+    assert result.exit_code == 1
+    assert f"fixtures.0 (busan_saha_multi): items[0].name: parser output has '다른병원', fixture expects '{first_name}'" in result.stderr
+
+
+def test_without_fork_the_same_bytes(built, monkeypatch):
+    import multiprocessing
+
+    before = outputs(built)
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    result = b.build(built, force=True, cache=Cache(built.parent / "fresh-cache"))
+    assert result.plan.ok
+    assert outputs(built) == before
