@@ -176,7 +176,7 @@ def test_old_index_builds_are_pruned(tmp_path, small_manifests):
 
 
 def test_regional_adapters_yield_unless_the_region_is_named(tmp_path, small_manifests):
-    from conftest import make_manifest
+    from tests.retrieve.conftest import make_manifest
 
     from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
     from ummaya.runtime.retrieve.retriever import agency_regions
