@@ -41,6 +41,7 @@ PRIMITIVES = ("locate", "find", "check", "send")
 TIERS = ("live", "mock", "handoff")
 MAX_FILTER_VALUES = 16
 MAX_FILTER_CHARS = 100
+STAGE_ENDS = frozenset({"candidates", "call_finished"})  # where a streamed turn yields the loop
 
 
 @dataclass
@@ -266,6 +267,10 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
         try:
             async for e in engine.run(p.turn, sink=results.append):
                 queue.put_nowait(("engine", e))
+                if live and e.type in STAGE_ENDS:
+                    # A turn on mock dispatch never waits on I/O; at each stage boundary let the
+                    # loop write what is ready and start other requests (their first event).
+                    await asyncio.sleep(0)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - reported as internal_error, logged
