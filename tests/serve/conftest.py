@@ -25,37 +25,9 @@ import httpx
 import pytest
 
 from tests.store.conftest import pg_base_url, pg_url  # noqa: F401  (PostgreSQL fixtures)
+from tests.support.generated import build_generated
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def build_generated(out: Path) -> str:
-    """Build ``generated/``-shaped output from the repository's registry; returns the release id."""
-    from ummaya.codegen.emit_index import emit_index
-    from ummaya.codegen.emit_lock import hash_inputs, release_id
-    from ummaya.codegen.loader import load_registry
-    from ummaya.codegen.resolve import resolve_manifest
-
-    reg, _problems = load_registry(REPO)
-    rid = release_id(hash_inputs(REPO))
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    manifests = [resolve_manifest(m.manifest, reg.profiles) for m in reg.manifests]
-    manifests.sort(key=lambda m: m.id)
-    (out / "catalog.json").write_text(json.dumps(
-        {"format": 1, "release_id": rid, "adapters": [m.model_dump(mode="json") for m in manifests]},
-        ensure_ascii=False, sort_keys=True))
-    for lm in reg.manifests:
-        d = out / "fixtures" / lm.id
-        d.mkdir(parents=True, exist_ok=True)
-        for f in lm.manifest.fixtures:
-            if f.response:
-                shutil.copy(lm.fixtures_dir / f.response, d / f.response)
-    for rel, data in emit_index([m.manifest for m in reg.manifests]).items():
-        p = out / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return rid
 
 
 @pytest.fixture(scope="session")

@@ -2,38 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.support.generated import build_generated
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def build_generated(out: Path) -> Path:
-    """A generated/ folder built from registry/ (used when the committed one is absent)."""
-    from ummaya.codegen.emit_index import emit_index
-    from ummaya.codegen.loader import load_registry
-    from ummaya.codegen.resolve import resolve_manifest
-
-    reg, problems = load_registry(REPO)
-    assert not problems, "\n".join(map(str, problems))
-    out.mkdir(parents=True, exist_ok=True)
-    ms = [resolve_manifest(m.manifest, reg.profiles) for m in reg.manifests]
-    (out / "catalog.json").write_text(json.dumps(
-        {"format": 1, "release_id": "test", "adapters": [m.model_dump(mode="json") for m in ms]},
-        ensure_ascii=False))
-    for lm in reg.manifests:
-        d = out / "fixtures" / lm.id
-        d.mkdir(parents=True, exist_ok=True)
-        for f in lm.manifest.fixtures:
-            if f.response:
-                shutil.copy(lm.fixtures_dir / f.response, d / f.response)
-    for rel, data in emit_index([m.manifest for m in reg.manifests]).items():
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_bytes(data)
-    return out
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +16,9 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     committed = REPO / "generated"
     if (committed / "catalog.json").exists() and (committed / "index" / "documents.json").exists():
         return committed
-    return build_generated(tmp_path_factory.mktemp("generated"))
+    out = tmp_path_factory.mktemp("generated")
+    build_generated(out)
+    return out
 
 
 @pytest.fixture(scope="session")
