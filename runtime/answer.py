@@ -99,6 +99,7 @@ STOPPED = {
         "channel_unavailable": "공공 API가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도해 주세요.",
         "adapter_error": "공공 API 응답을 처리하지 못했습니다 ({detail}). 결과를 추측해서 알려드리지 않습니다.",
         "budget_exhausted": "허용된 단계 수 안에 답을 만들지 못해 멈췄습니다.",
+        "model_unavailable": "답변을 만드는 언어 모델 서버가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도하거나 내장 오프라인 플래너(--planner offline)를 사용하세요.",
         "no_data": "조회 결과가 없습니다.",
     },
     "en": {
@@ -109,6 +110,7 @@ STOPPED = {
         "channel_unavailable": "The public API is not responding right now ({detail}). Please try again shortly.",
         "adapter_error": "The public API's response could not be processed ({detail}). I will not guess a result.",
         "budget_exhausted": "Stopped: no answer within the allowed number of steps.",
+        "model_unavailable": "The language model server that writes answers is not responding ({detail}). Try again shortly, or use the embedded offline planner (--planner offline).",
         "no_data": "No results were found.",
     },
 }

@@ -98,7 +98,10 @@ class TurnEngine:
         store: Any = None,
         retention: Any = None,
         widen_providers: int = 2,
+        write_traces: bool = True,
     ):
+        """``write_traces=False``: a caller that writes richer traces itself (the server adds its
+        request states, release alias and public error code) keeps the engine from writing one."""
         self.catalog = catalog
         self.retriever = retriever
         self.dispatcher = dispatcher
@@ -107,6 +110,7 @@ class TurnEngine:
         self.retention = retention
         self.consents: ConsentBook = store if store is not None else MemoryConsentBook()
         self.widen_providers = widen_providers
+        self.write_traces = write_traces
         self._sessions: dict[str, Session] = {}
 
     # -- sessions: only explicitly carried slots survive a turn
@@ -173,6 +177,7 @@ class TurnEngine:
 
         state("received")
         yield ev("turn_started", "context", trace_id=trace_id, language=language, session_id=session.session_id, mode=req.mode, release_id=self.catalog.release_id, planner=self.planner.name)
+        slots: dict[str, Any] = dict(session.slots)
         stop_reason, stop_text, detail, error = "completed", "", "", None
         layer: str | None = None
         try:
@@ -185,7 +190,6 @@ class TurnEngine:
                 raise _Stop("no_adapter", ans.compose_stop("no_adapter", language))
             state("generating")
             by_id = {m.id: m for m in cands}
-            slots = dict(session.slots)
             messages: list[dict[str, Any]] = [{"role": "user", "content": query}]
             repair: str | None = None
             repaired = False
@@ -298,15 +302,16 @@ class TurnEngine:
             # layer, and the provider's stable code says which failure it was.
             stop_reason, error = "channel_unavailable", {"code": exc.code, "message": exc.message}
             layer = "plan"
-            stop_text = ans.compose_stop("channel_unavailable", language, exc.code)
+            stop_text = ans.compose_stop("model_unavailable", language, exc.code)
             yield ev("error", "plan", code=exc.code, message=exc.message)
         if stop_text:
             for chunk in _chunks(stop_text):
                 deltas.append(chunk)
                 yield ev("delta", "answer", text=chunk)
         text = "".join(deltas)
-        session.carry(slots if "slots" in locals() else {})
-        self.save_session(session)
+        if req.session_id:  # a turn without a session carries nothing, so nothing is stored
+            session.carry(slots)
+            self.save_session(session)
         yield ev("answer", "answer", text=text, language=language)
         state("failed" if error else "completed")
         layer = layer or STOP_LAYER.get(stop_reason, "answer")
@@ -378,7 +383,7 @@ class TurnEngine:
         return {"before_tokens": before, "after_tokens": _tokens(messages), "compacted": compacted}
 
     def _save_trace(self, r: TurnResult, query: str, states: list[dict[str, Any]], seconds: float) -> None:
-        if self.store is None:
+        if self.store is None or not self.write_traces:
             return
         from datetime import timedelta
 

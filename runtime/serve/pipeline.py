@@ -14,8 +14,9 @@ The turn engine (runtime/turn.py) is used as is, wrapped rather than changed:
   and applies the budget (rerank.py), and records the retrieving/reranking/generating states;
 * the engine runs in its own task and its events are forwarded as they come (a provider's deltas
   arrive while the model is still writing);
-* ``_save_trace`` is replaced by this module's writer, which adds the serving states, the release
-  alias, the rerank report and the public error code, and writes off the event loop.
+* the engine is told not to write traces (``write_traces=False``): this module's writer adds the
+  serving states, the release alias, the rerank report and the public error code, and writes off
+  the event loop.
 """
 
 from __future__ import annotations
@@ -142,11 +143,6 @@ class RerankingRetriever:
         return [by_id[r.adapter_id].model_copy(update={"score": r.score}) for r in kept]
 
 
-class ServeTurnEngine(TurnEngine):
-    def _save_trace(self, *args: Any, **kwargs: Any) -> None:  # the serving layer writes traces
-        return None
-
-
 # -- preparing a request ---------------------------------------------------------------------------
 
 def check_filters(filters: dict[str, Any] | None, allowed: list[str]) -> dict[str, Any] | None:
@@ -258,10 +254,10 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
     seen_events: list[Any] = []
-    engine = ServeTurnEngine(p.loaded.catalog, RerankingRetriever(p.loaded, state, p.top_k),
-                             p.loaded.dispatcher, p.planner, store=service.store,
-                             retention=service.settings.retention,
-                             widen_providers=p.loaded.policy.rerank.widen)
+    engine = TurnEngine(p.loaded.catalog, RerankingRetriever(p.loaded, state, p.top_k),
+                        p.loaded.dispatcher, p.planner, store=service.store,
+                        retention=service.settings.retention,
+                        widen_providers=p.loaded.policy.rerank.widen, write_traces=False)
 
     async def drive() -> None:
         try:
