@@ -414,13 +414,16 @@ def retrieval_view(query: str) -> str:
     return view or query
 
 
-def _chunks(text: str, size: int = 80) -> list[str]:
-    """Split answer text into stream-sized pieces on line boundaries where possible."""
+def _chunks(text: str, size: int = 400) -> list[str]:
+    """Split composed answer text into stream pieces: a paragraph each (blank-line separated),
+    long ones cut at line ends. Every piece is an event in the SSE stream *and* in the trace, so
+    pieces are as large as reads naturally — a model's own deltas are passed on as they come."""
     out: list[str] = []
-    for line in text.splitlines(keepends=True):
-        while len(line) > size:
-            out.append(line[:size])
-            line = line[size:]
-        if line:
-            out.append(line)
+    for para in re.split(r"(?<=\n\n)", text):
+        while len(para) > size:
+            cut = para.rfind("\n", 0, size) + 1 or size
+            out.append(para[:cut])
+            para = para[cut:]
+        if para:
+            out.append(para)
     return out
