@@ -192,7 +192,7 @@ def _located_line(ev: Evidence, language: str) -> str:
     return f"{badge} {label}: {where}"
 
 
-def compose_handoff(m: Manifest, language: str, prior: list[tuple[Manifest, Evidence]] | None = None) -> str:
+def compose_handoff(m: Manifest, language: str) -> str:
     h = m.handoff
     assert h is not None
     lang = language

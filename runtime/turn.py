@@ -220,25 +220,21 @@ class TurnEngine:
                     # Consent comes before collection (개인정보 보호법 제15조): a protected adapter
                     # is never the reason to ask for personal data the citizen has not agreed to give.
                     for c in action.calls:
-                        m = by_id.get(c.adapter_id)
-                        if m is None:
+                        if c.adapter_id not in by_id:
                             continue
-                        if m.id in req.consents and m.permission.consent is not None and not self.consents.has_consent(session.session_id, m.id):
-                            self.grant(session.session_id, m)
-                        g = decide(m, session.session_id, self.consents)
-                        if g.decision != "allow":
-                            yield ev("permission", "gate", adapter_id=m.id, gate=g.gate, decision=g.decision)
-                            calls.append(self._call_row(c, by_id, req.mode, g.decision if g.decision == "consent_required" else "permission_denied"))
-                            if g.decision == "deny":
-                                raise _Stop("permission_denied", ans.compose_stop("permission_denied", language))
-                            raise _Stop("consent_required", ans.compose_consent(m, language))
+                        g, gate_stop = self._gate(by_id[c.adapter_id], session.session_id, req, language)
+                        if gate_stop is not None:
+                            yield ev("permission", "gate", adapter_id=c.adapter_id, gate=g.gate, decision=g.decision)
+                            calls.append(self._call_row(c, by_id, req.mode, gate_stop.reason))
+                            raise gate_stop
                     if not action.missing and not action.text:
                         raise _Stop("needs_input", ans.compose_ask(["request"], language))
                     raise _Stop("needs_input", action.text or ans.compose_ask(action.missing, language))
                 # call: validate (one repair allowed), gate, dispatch concurrently
-                problems = [p for c in action.calls for p in validate_call(c, by_id)]
-                for c in action.calls:
-                    yield ev("validation", "validate", adapter_id=c.adapter_id, ok=not validate_call(c, by_id), errors=validate_call(c, by_id), repair=repaired)
+                checked = [(c, validate_call(c, by_id)) for c in action.calls]
+                problems = [p for _, errs in checked for p in errs]
+                for c, errs in checked:
+                    yield ev("validation", "validate", adapter_id=c.adapter_id, ok=not errs, errors=errs, repair=repaired)
                 if problems:
                     if not repaired:
                         repaired, repair = True, "; ".join(problems)
@@ -248,17 +244,11 @@ class TurnEngine:
                     raise _Stop("invalid_arguments", ans.compose_stop("invalid_arguments", language, "; ".join(problems)), "; ".join(problems))
                 repair = None
                 for c in action.calls:
-                    m = by_id[c.adapter_id]
-                    if m.id in req.consents and m.permission.consent is not None and not self.consents.has_consent(session.session_id, m.id):
-                        self.grant(session.session_id, m)
-                    g = decide(m, session.session_id, self.consents)
-                    yield ev("permission", "gate", adapter_id=m.id, gate=g.gate, decision=g.decision)
-                    if g.decision == "consent_required":
-                        calls.append(self._call_row(c, by_id, req.mode, "consent_required"))
-                        raise _Stop("consent_required", ans.compose_consent(m, language))
-                    if g.decision == "deny":
-                        calls.append(self._call_row(c, by_id, req.mode, "permission_denied"))
-                        raise _Stop("permission_denied", ans.compose_stop("permission_denied", language))
+                    g, gate_stop = self._gate(by_id[c.adapter_id], session.session_id, req, language)
+                    yield ev("permission", "gate", adapter_id=c.adapter_id, gate=g.gate, decision=g.decision)
+                    if gate_stop is not None:
+                        calls.append(self._call_row(c, by_id, req.mode, gate_stop.reason))
+                        raise gate_stop
                 for c in action.calls:
                     m = by_id[c.adapter_id]
                     yield ev("call_started", "dispatch", call_id=c.id, adapter_id=m.id, primitive=m.primitive, tier=self.dispatcher.resolve_tier(m.id, req.mode), arguments=c.arguments)
@@ -327,6 +317,18 @@ class TurnEngine:
         if sink:
             sink(result)
         yield stop_event
+
+    def _gate(self, m: Manifest, session_id: str, req: TurnRequest, language: str) -> tuple[Any, _Stop | None]:
+        """The permission decision for one adapter (recording a consent the request grants up
+        front first) and the stop it causes, if any — the same before a call and before a question."""
+        if m.id in req.consents and m.permission.consent is not None and not self.consents.has_consent(session_id, m.id):
+            self.grant(session_id, m)
+        g = decide(m, session_id, self.consents)
+        if g.decision == "consent_required":
+            return g, _Stop("consent_required", ans.compose_consent(m, language))
+        if g.decision == "deny":
+            return g, _Stop("permission_denied", ans.compose_stop("permission_denied", language))
+        return g, None
 
     def _widen(self, cands: list[Manifest]) -> list[Manifest]:
         """Add the locate adapters that can fill what the top candidates require (declared by
