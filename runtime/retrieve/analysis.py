@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from whoosh.lang.porter import stem as _porter
 
-ANALYZER_VERSION = "1"
+ANALYZER_VERSION = "2"
 
 # Landmarks and place names Kiwi would otherwise split (승학 → 승/학) or glue to a neighbour.
 # (form, tag, score) — NNP with a positive score so the entry wins over a split.
@@ -125,9 +125,11 @@ def grams(text: str) -> tuple[str, ...]:
                     continue
                 out.append(g)
         else:
-            w = _en(run)
-            if w:
-                out.append(w)
+            # move-in, drive-through, check-up: the parts are the words citizens also write apart
+            for part in run.split("-") if "-" in run.strip("-") else (run,):
+                w = _en(part)
+                if w:
+                    out.append(w)
     return tuple(out)
 
 
@@ -221,16 +223,18 @@ class Segmenter:
         for m in _RUN.finditer(text):
             run = m.group(0)
             if not ("가" <= run[0] <= "힣"):
-                w = _en(run)
-                if w:
-                    out.append(w)
+                for part in run.split("-") if "-" in run.strip("-") else (run,):  # as Kiwi splits
+                    w = _en(part)
+                    if w:
+                        out.append(w)
                 continue
             i, n = 0, len(run)
             while i < n:
                 for j in range(min(n, i + self.maxlen), i, -1):
                     piece = run[i:j]
-                    # one-syllable morphemes only as a whole word or at its start (차, 약, 비)
-                    if piece in self.words and (j - i > 1 or i == 0):
+                    # one-syllable morphemes only at the start of a short word (차, 약을, 비올까):
+                    # in a longer unknown word the syllable is part of a name (비트코인 ≠ 비)
+                    if piece in self.words and (j - i > 1 or (i == 0 and n <= 3)):
                         out.append(piece)
                         i = j
                         break

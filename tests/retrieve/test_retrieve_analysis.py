@@ -37,3 +37,15 @@ def test_query_and_document_share_terms_for_seunghak(retriever):
     got = retriever.search("승학 쪽 응급실")
     assert got and got[0].adapter_id == "er_rooms"
     assert "m:승학" in retriever.query_terms("승학") and "g:승학" in retriever.query_terms("승학")
+
+
+def test_a_one_syllable_morpheme_does_not_start_a_long_unknown_word():
+    seg = Segmenter(["비", "약", "약국", "코인"])
+    assert seg("비올까") == ("비",)
+    assert "비" not in seg("비트코인")
+    assert seg("약국") == ("약국",)
+
+
+def test_hyphenated_english_words_split_like_kiwi_splits_them():
+    assert grams("move-in report") == ("move", "report")
+    assert Segmenter([])("check-up") == ("check",)
