@@ -24,7 +24,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
@@ -50,6 +50,19 @@ class UnknownFilter(RetrievalError, ValueError):
 FILTER_KEYS = ("primitive", "tier", "domain", "agency")
 
 
+class Match(NamedTuple):
+    scores: np.ndarray  # BM25F text score per document
+    coverage: np.ndarray  # IDF-weighted share of the request's grams each document holds
+    evidence: np.ndarray  # the text score without terms that are no evidence (deixis, 근처 …)
+    unknown_share: float  # IDF-weighted share of the request's grams no document holds
+
+
+def _accumulate(docs: list[np.ndarray], weights: list[np.ndarray], n: int) -> np.ndarray:
+    if not docs:
+        return np.zeros(n)
+    return np.bincount(np.concatenate(docs), weights=np.concatenate(weights), minlength=n)
+
+
 class Candidate(BaseModel):
     adapter_id: str
     primitive: str
@@ -68,13 +81,29 @@ class Candidate(BaseModel):
 INTENT_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"신고|납부|신청|제출|접수|내야|내려고|낼게|내고\s*싶|\b(pay|report|apply|submit|file|filing)\b", re.I), ("send",)),
     (re.compile(r"확인|인증|자격|\b(verify|verification|eligib\w*|check|authenticat\w*)\b", re.I), ("check",)),
-    (re.compile(r"어디|근처|위치|가까운|주변|\b(where|near|nearby|nearest|closest|around)\b", re.I), ("locate", "find")),
+    (re.compile(r"어디|어딨|어딘|근처|위치|가까운|주변|\b(where|near|nearby|nearest|closest|around|location)\b", re.I), ("locate", "find")),
 )
+# "Where is <name>": a request that asks where something is, around a name the catalog has never
+# seen (다이소, Gamcheon Culture Village), is a named-place lookup. For a ``locate`` adapter that
+# takes a free-text ``place`` slot, the unknown words are that slot's value, not an unserved topic,
+# so they do not count against its coverage.
+PLACE_LOOKUP_CUE = re.compile(r"어디|어딨|어딘|위치|\b(where|location|locate)\b", re.I)
 # Location cues are carried by the intent signal; a request is not "covered" because an adapter
 # also says 근처 or where, and they do not count against coverage either.
 COVERAGE_NEUTRAL = frozenset(
-    "g:어디 g:근처 g:가까 g:까운 g:주변 g:where g:near g:nearbi g:nearest g:closest g:around".split()
+    "g:어디 g:어딨 g:근처 g:가까 g:까운 g:주변 g:where g:near g:nearbi g:nearest g:closest g:around".split()
 )
+# Time and quantity deixis (지금, 오늘, 언제, 얼마, 몇 …) belongs to every kind of question — 「비트코인
+# 지금 얼마」 and 「쿠팡 배송 언제 와」 are not about weather or buses. These words still rank (지금 날씨
+# prefers the nowcast) but are no evidence that anything fits: they count neither for coverage nor
+# for the text score the abstention reads. English counterparts are already stop words (now, when,
+# how …) except the ones below.
+# 법 stands alone only as "how to" (쓰는 법, 하는 법); as a topic it is part of a longer word (용법).
+_DEIXIS_WORDS = "지금 현재 오늘 내일 어제 모레 언제 얼마 무슨 어떤 어느 몇 법 today tomorrow tonight current".split()
+DEIXIS = frozenset(f"g:{g}" for w in _DEIXIS_WORDS for g in grams(w)) | frozenset(
+    f"m:{g}" for w in _DEIXIS_WORDS for g in grams(w)
+)
+NO_EVIDENCE = COVERAGE_NEUTRAL | DEIXIS
 # Regional scope: an adapter run by a local government (its agency names a province or district)
 # serves that region. Unless the request names the region, a nationwide adapter should win, so a
 # regional adapter's score is multiplied by (1 - region_penalty) when the request names none of
@@ -122,7 +151,7 @@ class Retriever:
         intent_boost: float = 0.25,
         context_boost: float = 0.1,
         abstain_coverage: float = 0.3,
-        abstain_text: float = 9.0,
+        abstain_text: float = 3.8,
         region_penalty: float = 0.5,
         dense: bool = False,
     ):
@@ -149,6 +178,9 @@ class Retriever:
         self._prim_mask = {p: self.primitive == p for p in set(self.primitive.tolist())}
         self.tier_prior = np.array([TIER_PRIOR.get(t, 1.0) for t in self.tier], dtype=np.float32)
         self._requires = [frozenset(d.get("requires") or ()) for d in self.docs]
+        self._place_slot = np.array(
+            [d["primitive"] == "locate" and "place" in (d.get("input_slots") or ()) for d in self.docs]
+        )
         self._provides = [frozenset(d.get("provides") or ()) for d in self.docs]
         self.region_penalty = region_penalty
         self._regions = [agency_regions(d["agency"]["name_ko"]) for d in self.docs]
@@ -232,47 +264,53 @@ class Retriever:
 
     def text_scores(self, terms: Counter[str]) -> tuple[np.ndarray, np.ndarray]:
         """(BM25F score per document, coverage per document)."""
+        m = self.match(terms)
+        return m.scores, m.coverage
+
+    def match(self, terms: Counter[str]) -> Match:
+        """Score every document against the request's terms, with what the abstention reads."""
         c = self.compiled
         d_parts: list[np.ndarray] = []
         w_parts: list[np.ndarray] = []
+        n_parts: list[np.ndarray] = []  # contributions of terms that are no evidence (deixis …)
+        nw_parts: list[np.ndarray] = []
         cov = np.zeros(self.n, dtype=np.float32)
-        fam_total = {"g": 0.0, "m": 0.0}
-        cov_parts: dict[str, tuple[list[np.ndarray], list[float]]] = {"g": ([], []), "m": ([], [])}
+        total = 0.0
+        unknown = 0.0
+        cov_docs: list[np.ndarray] = []
+        cov_idfs: list[float] = []
         unknown_idf = float(np.log(self.n) + 1.0)
         for key, qtf in terms.items():
-            fam = key[0]
             p = c.postings(key)
+            neutral = key in NO_EVIDENCE
             if p is None:
-                if key not in COVERAGE_NEUTRAL:
-                    fam_total[fam] += unknown_idf
+                if not neutral and key[0] == "g":
+                    total += unknown_idf
+                    unknown += unknown_idf
                 continue
             docs, imps = p
+            w = imps * qtf if qtf != 1 else imps
             d_parts.append(docs)
-            w_parts.append(imps * qtf if qtf != 1 else imps)
-            if key in COVERAGE_NEUTRAL:
+            w_parts.append(w)
+            if neutral:
+                n_parts.append(docs)
+                nw_parts.append(w)
                 continue
+            if key[0] != "g":
+                continue
+            # Coverage is measured on the gram family only: it sees every syllable of the
+            # request, while the morpheme family (segmented against the index's own vocabulary)
+            # never produces an unknown word, so it would overrate out-of-scope requests.
             idf = float(c.idf_any[c.keys[key]])
-            fam_total[fam] += idf
-            cov_parts[fam][0].append(docs)
-            cov_parts[fam][1].append(idf)
-        if d_parts:
-            scores = np.bincount(
-                np.concatenate(d_parts), weights=np.concatenate(w_parts), minlength=self.n
-            )
-        else:
-            scores = np.zeros(self.n)
-        # Coverage is measured on the gram family only: it sees every syllable of the request,
-        # while the morpheme family (segmented against the index's own vocabulary) never
-        # produces an unknown word, so it would overrate out-of-scope requests.
-        fams = [f for f in ("g",) if fam_total[f] > 0]
-        for fam in fams:
-            docs_l, idfs = cov_parts[fam]
-            if docs_l:
-                w = np.repeat(np.asarray(idfs, dtype=np.float32), [len(d) for d in docs_l])
-                cov += np.bincount(np.concatenate(docs_l), weights=w, minlength=self.n).astype(
-                    np.float32
-                ) / (fam_total[fam] * len(fams))
-        return scores, cov
+            total += idf
+            cov_docs.append(docs)
+            cov_idfs.append(idf)
+        scores = _accumulate(d_parts, w_parts, self.n)
+        evidence = scores - _accumulate(n_parts, nw_parts, self.n) if n_parts else scores
+        if cov_docs and total > 0:
+            w = np.repeat(np.asarray(cov_idfs, dtype=np.float32), [len(d) for d in cov_docs])
+            cov = (np.bincount(np.concatenate(cov_docs), weights=w, minlength=self.n) / total).astype(np.float32)
+        return Match(scores, cov, evidence, unknown / total if total > 0 else 0.0)
 
     def signals(self, query: str, context_slots: frozenset[str]) -> np.ndarray:
         mult = self.tier_prior.copy()
@@ -313,16 +351,26 @@ class Retriever:
         mask = self._mask(filters)
         if top_k <= 0 or not query.strip():
             return []
-        terms = self.query_terms(query)
-        text, cov = self.text_scores(terms)
+        m = self.match(self.query_terms(query))
+        text, cov = m.scores, m.coverage
         final = text * self.signals(query, frozenset(context_slots))
         if self.dense is not None:
             final, cov = self.dense.fuse(query, final, cov)
+        place_lookup = m.unknown_share > 0 and PLACE_LOOKUP_CUE.search(query) is not None
+        if place_lookup and m.unknown_share >= 0.5:
+            # Mostly a name nobody indexed, asked where it is: the place-name lookups are the
+            # candidates, even with no text evidence at all (스타벅스 서면점 어딨어).
+            final = np.where(self._place_slot, np.maximum(final, 1e-3) * (1.0 + self.intent_boost), final)
         if mask is not None:
             final = np.where(mask, final, 0.0)
         best = int(np.argmax(final))
-        if final[best] <= 0 or not self.fits(float(cov[best]), float(text[best])):
+        if final[best] <= 0:
             return []
+        if not (place_lookup and self._place_slot[best]):
+            if not self.fits(float(cov[best]), float(m.evidence[best])):
+                return []
+        elif m.unknown_share < 1.0 and not self.fits(float(cov[best]) / (1.0 - m.unknown_share), float(m.evidence[best])):
+            return []  # the unknown words are the place name; what is left must fit
         order = [i for i in self._top(final, top_k) if final[i] > 0]
         return [self._candidate(i, float(final[i]), float(cov[i]), float(text[i])) for i in order]
 

@@ -12,7 +12,7 @@ from ummaya.codegen.manifest import Manifest
 
 def make_manifest(id, *, primitive="find", tier="live", domain="health", agency=("NMC", "국립중앙의료원", "National Medical Center"),
                   title=("제목", "Title"), summary=("요약", "Summary"), hints=((), ()), examples=((), ()),
-                  requires=(), provides=(), negatives=()) -> Manifest:
+                  requires=(), provides=(), negatives=(), input_schema=None) -> Manifest:
     data = {
         "id": id,
         "version": "1.0.0",
@@ -28,7 +28,7 @@ def make_manifest(id, *, primitive="find", tier="live", domain="health", agency=
         "permission": {"gate": "read-only"},
         "citation": {"title": "t", "url": "https://example.org", "verified": "2026-11-01",
                      "basis": "법" if primitive in ("check", "send") else None},
-        "input_schema": {"type": "object", "properties": {}},
+        "input_schema": input_schema or {"type": "object", "properties": {}},
         "output_schema": {"type": "object", "properties": {}},
         "requires": list(requires),
         "provides": list(provides),
@@ -83,6 +83,8 @@ def small_registry() -> list[Manifest]:
             hints=(("장소", "어디", "위치"), ("place", "location")),
             examples=(("강남역 위치",), ("where is Busan station",)),
             provides=("coordinates",),
+            input_schema={"type": "object", "required": ["query"],
+                          "properties": {"query": {"type": "string", "x-slot": "place"}}},
         ),
         make_manifest(
             "move_in", primitive="send", tier="handoff", domain="civil", agency=("MOIS", "행정안전부", "Ministry of the Interior"),

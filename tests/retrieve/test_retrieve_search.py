@@ -1,11 +1,13 @@
 """Ranking, signals, abstention and filters on a small hand-made registry."""
 
+import math
 import os
 import stat
 
 import pytest
 
 from ummaya.runtime.retrieve import Candidate, Retriever, UnknownFilter
+from ummaya.runtime.retrieve.index import IndexConfig
 
 
 def ids(cands):
@@ -37,6 +39,23 @@ def test_top_candidate(retriever, query, expected):
 )
 def test_abstains_out_of_scope(retriever, query):
     assert retriever.search(query) == []
+
+
+def test_deixis_is_no_evidence_that_anything_fits(retriever):
+    # 지금 and 얼마 occur in the pharmacy and fine documents, but "how much is bitcoin now" is
+    # about neither: time and quantity words rank, they do not make a request fit.
+    assert retriever.search("비트코인 지금 얼마") == []
+    assert retriever.search("쿠팡 배송 언제 와") == []
+    assert ids(retriever.search("지금 문 연 약국"))[0] == "pharmacies"
+
+
+def test_where_is_an_unknown_name_is_a_place_lookup(retriever):
+    # Nothing in the catalog knows 스타벅스 or Gamcheon; asked *where* they are, the request is a
+    # named-place lookup for the adapter that takes a free-text place.
+    for q in ["스타벅스 서면점 어딨어", "where is Gamcheon Culture Village", "다이소 location"]:
+        assert ids(retriever.search(q))[:1] == ["place_search"], q
+    # without a location cue an unknown name is just out of scope
+    assert retriever.search("스타벅스 신메뉴 뭐야") == []
 
 
 def test_primitive_intent_decides_between_send_and_check(retriever):
@@ -73,15 +92,59 @@ def test_unknown_filter_has_a_stable_code(retriever):
         retriever.search("삼성전자 주가", filters={"region": "busan"})
 
 
-def test_compiled_scores_equal_whoosh_scores(retriever):
+def test_compiled_scores_equal_whoosh_scores(small_documents, tmp_path):
+    # In per-field saturation the compiled view must reproduce Whoosh's own BM25F scorer: this is
+    # what shows the postings, field lengths and weights are read back exactly.
+    r = Retriever(small_documents, cache_dir=tmp_path, config=IndexConfig.make(saturation="fields"))
     for q in ["동아대 승학캠퍼스 근처 응급실", "pharmacy open on Sunday", "과태료 범칙금", "버스 정류장 도착"]:
-        whoosh = retriever.whoosh_search(q, limit=10)
-        terms = retriever.query_terms(q)
-        text, _ = retriever.text_scores(terms)
-        compiled = sorted(((retriever.ids[i], float(s)) for i, s in enumerate(text) if s > 0), key=lambda x: -x[1])
+        whoosh = r.whoosh_search(q, limit=10)
+        text, _ = r.text_scores(r.query_terms(q))
+        compiled = sorted(((r.ids[i], float(s)) for i, s in enumerate(text) if s > 0), key=lambda x: -x[1])
         assert [a for a, _ in whoosh] == [a for a, _ in compiled][: len(whoosh)]
         for (a, s1), (b, s2) in zip(whoosh, compiled):
             assert s1 == pytest.approx(s2, rel=1e-5)
+
+
+def test_document_saturation_is_bm25f_over_weighted_fields(small_documents, tmp_path):
+    """The default folds the fields before one saturation; recompute one impact by hand from
+    Whoosh's own statistics and compare."""
+    from whoosh import index as windex
+
+    from ummaya.runtime.retrieve.index import B, FAMILIES, FIELDS, K1_DOCUMENT, field_name
+
+    r = Retriever(small_documents, cache_dir=tmp_path, config=IndexConfig.make())
+    assert r.config.saturation == "document"
+    term, adapter = "약국", "pharmacies"
+    ix = windex.open_dir(str(r.folder))
+    with ix.searcher() as s:
+        rd = s.reader()
+        docnum = next(d for d in range(rd.doc_count_all()) if rd.stored_fields(d)["id"] == adapter)
+        tf_tilde, containing = 0.0, set()
+        for field in FIELDS:
+            fname = field_name(field, "g")
+            if (fname, term) not in rd:
+                continue
+            m = rd.postings(fname, term)
+            while m.is_active():
+                containing.add(m.id())
+                if m.id() == docnum:
+                    fl = rd.doc_field_length(docnum, fname, 1)
+                    norm = (1 - B) + B * fl / (s.avg_field_length(fname) or 1)
+                    tf_tilde += r.config.weight(field, "g") * m.weight() / norm
+                m.next()
+    assert FAMILIES[0] == "g" and tf_tilde > 0
+    idf = math.log(r.n / (len(containing) + 1)) + 1
+    want = idf * tf_tilde * (K1_DOCUMENT + 1) / (K1_DOCUMENT + tf_tilde)
+    docs, imps = r.compiled.postings(f"g:{term}")
+    got = float(imps[list(docs).index(r.ids.index(adapter))])
+    assert got == pytest.approx(want, rel=1e-5)
+    # saturation: the impact stays below idf × (k1 + 1) however often the manifest says it
+    assert got < idf * (K1_DOCUMENT + 1)
+
+
+def test_saturation_mode_is_checked():
+    with pytest.raises(ValueError, match="saturation"):
+        IndexConfig.make(saturation="sum")
 
 
 def test_index_is_built_once_and_reused(small_generated):
