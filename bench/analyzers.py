@@ -5,7 +5,9 @@ which field weights, which signals. Prints one markdown table (tune and holdout 
 
 Rows: bigrams only, Kiwi morphemes only, both (default), both with Kiwi at query time instead of
 the Kiwi-free segmenter, uniform field weights, without the negative-example redirect field,
-without the intent signal. "no-abst" columns rank without abstention (pure ranking quality).
+without the intent signal, with Whoosh's per-field saturation instead of one saturation over the
+weighted fields, with time/quantity words (지금, 얼마 …) counted as evidence, and without the
+"where is <unknown name>" fallback to place-name lookups. "no-abst" columns rank without abstention (pure ranking quality).
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ CONFIGS = [
     ("both, uniform field weights", dict(config=IndexConfig.make(weights={k: 1.0 for k in DEFAULT_WEIGHTS}))),
     ("both, no redirect field", dict(config=IndexConfig.make(weights={"redirect": 0.0}))),
     ("both, no intent signal", dict(intent_boost=0.0)),
+    # Whoosh's own BM25F (each field saturated separately, scores summed), with the text
+    # threshold that was tuned for it before document-level saturation became the default
+    ("both, per-field saturation", dict(config=IndexConfig.make(saturation="fields"), abstain_text=9.0)),
+    ("both, deixis counts as evidence", dict(deixis_is_evidence=True)),
+    ("both, no place-name fallback", dict(place_lookup=False)),
 ]
 
 

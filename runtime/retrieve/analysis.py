@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from whoosh.lang.porter import stem as _porter
 
-ANALYZER_VERSION = "2"
+ANALYZER_VERSION = "3"
 
 # Landmarks and place names Kiwi would otherwise split (승학 → 승/학) or glue to a neighbour.
 # (form, tag, score) — NNP with a positive score so the entry wins over a split.
@@ -85,7 +85,7 @@ EN_STOP = frozenset(
 # and scoring alike (they match every example sentence).
 KO_STOP_GRAMS = frozenset(
     """알려 려줘 려주 주세 세요 해줘 해주 줘요 있어 있나 나요 어요 뭐야 거야 싶어 싶은 는데 할래
-    어떻 떻게 하는 하고 해요 합니 니다 입니 요즘 혹시 좀더""".split()
+    어떻 떻게 어때 하는 하고 해요 합니 니다 입니 요즘 혹시 좀더""".split()
 )
 
 # Colloquial endings: the last bigram of a word of three or more syllables that ends in one of

@@ -12,10 +12,14 @@ Score = text score (BM25F over the Whoosh index, fields weighted) × signals the
 Abstention: the best candidate must cover enough of the request. Coverage = the IDF-weighted
 share of the request's gram terms (bigrams, English words) found anywhere in the candidate's
 document; unknown words count against it. The best candidate is kept when its coverage is at least
-``abstain_coverage`` *or* its text score, in units of ln N + 1 (IDF grows with the catalog size),
-is at least ``abstain_text`` (a long paraphrase can match strongly on a few words); otherwise
-``[]`` (what the turn reports as ``no_adapter``). Both thresholds were tuned on the eval set's
-tune split only (evals/README.md).
+``abstain_coverage`` *or* its text evidence, in units of ln N + 1 (IDF grows with the catalog
+size), is at least ``abstain_text`` (a long paraphrase can match strongly on a few words);
+otherwise ``[]`` (what the turn reports as ``no_adapter``). Time and quantity words (지금, 오늘,
+언제, 얼마, 몇 …) and location cues rank but are no evidence: they belong to every kind of
+question. One fallback: when nothing fits but the request asks *where* something is and is mostly
+words no adapter knows, it is a named-place lookup, and the ``locate`` adapters that take a
+free-text ``place`` go first. Thresholds were tuned on the eval set's tune split only
+(evals/README.md).
 """
 
 from __future__ import annotations
@@ -154,6 +158,8 @@ class Retriever:
         abstain_text: float = 3.8,
         region_penalty: float = 0.5,
         dense: bool = False,
+        deixis_is_evidence: bool = False,
+        place_lookup: bool = True,
     ):
         raw = json.loads(documents)
         self.docs: list[dict[str, Any]] = raw["documents"]
@@ -167,6 +173,9 @@ class Retriever:
         self.context_boost = context_boost
         self.abstain_coverage = abstain_coverage
         self.abstain_text = abstain_text
+        # Switches for the ablation (bench/analyzers.py); the defaults are the tuned behaviour.
+        self.no_evidence = COVERAGE_NEUTRAL if deixis_is_evidence else NO_EVIDENCE
+        self.place_lookup = place_lookup
         # BM25 scores grow with ln N through IDF; the text threshold is in units of ln N + 1 so
         # it means the same at 26 and at 10,000 adapters.
         self.idf_scale = float(np.log(max(self.n, 1)) + 1.0)
@@ -282,7 +291,7 @@ class Retriever:
         unknown_idf = float(np.log(self.n) + 1.0)
         for key, qtf in terms.items():
             p = c.postings(key)
-            neutral = key in NO_EVIDENCE
+            neutral = key in self.no_evidence
             if p is None:
                 if not neutral and key[0] == "g":
                     total += unknown_idf
@@ -356,23 +365,28 @@ class Retriever:
         final = text * self.signals(query, frozenset(context_slots))
         if self.dense is not None:
             final, cov = self.dense.fuse(query, final, cov)
-        place_lookup = m.unknown_share > 0 and PLACE_LOOKUP_CUE.search(query) is not None
-        if place_lookup and m.unknown_share >= 0.5:
-            # Mostly a name nobody indexed, asked where it is: the place-name lookups are the
-            # candidates, even with no text evidence at all (스타벅스 서면점 어딨어).
-            final = np.where(self._place_slot, np.maximum(final, 1e-3) * (1.0 + self.intent_boost), final)
         if mask is not None:
             final = np.where(mask, final, 0.0)
         best = int(np.argmax(final))
-        if final[best] <= 0:
-            return []
-        if not (place_lookup and self._place_slot[best]):
-            if not self.fits(float(cov[best]), float(m.evidence[best])):
+        place_cue = self.place_lookup and m.unknown_share > 0 and PLACE_LOOKUP_CUE.search(query) is not None
+        fits = final[best] > 0 and self.fits(self._coverage(best, cov, m, place_cue), float(m.evidence[best]))
+        if not fits:
+            place = self._place_slot if mask is None else self._place_slot & mask
+            if not (place_cue and m.unknown_share >= 0.5 and place.any()):
                 return []
-        elif m.unknown_share < 1.0 and not self.fits(float(cov[best]) / (1.0 - m.unknown_share), float(m.evidence[best])):
-            return []  # the unknown words are the place name; what is left must fit
+            # Nothing fits, and the request is mostly a name nobody indexed, asked where it is
+            # (스타벅스 서면점 어딨어, where is Gamcheon Culture Village): only a lookup that takes
+            # a free-text place can answer, so those adapters go first, in their own order.
+            final = np.where(place, final.max() * (1.0 + self.intent_boost) + final + 1e-3, final)
         order = [i for i in self._top(final, top_k) if final[i] > 0]
         return [self._candidate(i, float(final[i]), float(cov[i]), float(text[i])) for i in order]
+
+    def _coverage(self, i: int, cov: np.ndarray, m: Match, place_cue: bool) -> float:
+        """Coverage of the request by document ``i``; for a free-text place lookup asked where
+        something is, the unknown words are the place's name and do not count against it."""
+        if place_cue and self._place_slot[i] and m.unknown_share < 1.0:
+            return float(cov[i]) / (1.0 - m.unknown_share)
+        return float(cov[i])
 
     def fits(self, coverage: float, text_score: float) -> bool:
         """The abstention rule: enough of the request covered, or strong text evidence."""
