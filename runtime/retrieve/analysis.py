@@ -148,7 +148,10 @@ def kiwi():
             if _kiwi is None:
                 from kiwipiepy import Kiwi
 
-                k = Kiwi()
+                # The multi-word and typo dictionaries cost ~3 s of loading (most of it on the
+                # first analysis) and change nothing the index keeps: manifests are edited text,
+                # and the morphemes are compared on the eval set (evals/README.md).
+                k = Kiwi(load_multi_dict=False, load_typo_dict=False)
                 for form, tag, score in USER_DICTIONARY:
                     k.add_user_word(form, tag, score)
                 _kiwi = k
