@@ -374,15 +374,19 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
-        resp = error_response(code, str(exc.detail), None, status=exc.status_code)
+        # Not a turn, so nothing is stored; the id still lets a client's report meet the log line.
+        trace_id = new_trace_id()
+        log.info("%s %s -> %s (trace %s)", request.method, request.url.path, code, trace_id)
+        resp = error_response(code, str(exc.detail), trace_id, status=exc.status_code)
         if exc.headers:
             resp.headers.update(exc.headers)
         return resp
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> Response:
-        log.exception("unhandled error")
-        return error_response("internal_error", "an unexpected server error", None)
+        trace_id = new_trace_id()
+        log.exception("unhandled error (trace %s)", trace_id)
+        return error_response("internal_error", "an unexpected server error", trace_id)
 
     # -- routes ----------------------------------------------------------------------------------
 

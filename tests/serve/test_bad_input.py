@@ -116,8 +116,13 @@ def test_size_limit_and_media_type(api: Any) -> None:
     assert t["state"] == "failed" and t["meta"]["error"]["code"] == "unsupported_media_type"
     r = api.post("/v1/answer", content=json.dumps({"query": OK, "mode": "mock"}).encode())  # no content type
     assert r.status_code == 200
-    assert api.get("/v1/nothing-here").status_code == 404
-    assert _shape(api.get("/v1/answer"))["code"] == "method_not_allowed"
+    r = api.get("/v1/nothing-here")
+    assert r.status_code == 404 and _shape(r)["code"] == "not_found"
+    r2 = api.get("/v1/answer")
+    assert r2.status_code == 405 and _shape(r2)["code"] == "method_not_allowed"
+    # every error names a trace id a citizen can quote, routing errors included, each its own
+    ids = {_shape(r)["trace_id"], _shape(r2)["trace_id"]}
+    assert None not in ids and len(ids) == 2
 
 
 def test_nothing_half_written(api: Any, generated: Path, sqlite_url: str) -> None:
