@@ -197,11 +197,19 @@ class TurnEngine:
                 ctx = PlanContext(query, language, cands, messages, [e for _, e in evidence], slots, step, repair)
                 # Deltas are passed on while the model is still writing; if it fails midway,
                 # the stream ends with an error event after them, never with `completed`.
+                # Before any evidence the model's text is held until its step ends: it is not
+                # grounded in anything yet, and a model often narrates before a tool call
+                # ("위치부터 찾아볼게요") — narration that must not become part of the answer.
+                hold = not evidence
+                held: list[str] = []
                 queue: asyncio.Queue[str | None] = asyncio.Queue()
                 task = asyncio.ensure_future(self.planner.plan(ctx, on_delta=queue.put_nowait))
                 task.add_done_callback(lambda _t: queue.put_nowait(None))
                 streamed = False
                 while (text := await queue.get()) is not None:
+                    if hold:
+                        held.append(text)
+                        continue
                     streamed = True
                     deltas.append(text)
                     yield ev("delta", "answer", text=text)
@@ -210,7 +218,8 @@ class TurnEngine:
                     usage[k] = usage.get(k, 0) + v
                 yield ev("plan", "plan", planner=self.planner.name, action=action.kind, step=step,
                          calls=[{"call_id": c.id, "adapter_id": c.adapter_id, "arguments": c.arguments} for c in action.calls],
-                         missing=action.missing)
+                         missing=action.missing,
+                         **({"narration": "".join(held)} if held and action.kind == "call" else {}))
                 if action.kind == "answer":
                     if streamed:  # the provider already streamed its answer as deltas
                         raise _Stop("completed", "")
@@ -227,6 +236,8 @@ class TurnEngine:
                             yield ev("permission", "gate", adapter_id=c.adapter_id, gate=g.gate, decision=g.decision)
                             calls.append(self._call_row(c, by_id, req.mode, gate_stop.reason))
                             raise gate_stop
+                    if streamed:  # the question already reached the citizen as deltas
+                        raise _Stop("needs_input", "")
                     if not action.missing and not action.text:
                         raise _Stop("needs_input", ans.compose_ask(["request"], language))
                     raise _Stop("needs_input", action.text or ans.compose_ask(action.missing, language))
@@ -295,6 +306,8 @@ class TurnEngine:
             stop_text = ans.compose_stop("model_unavailable", language, exc.code)
             yield ev("error", "plan", code=exc.code, message=exc.message)
         if stop_text:
+            if deltas and not deltas[-1].endswith("\n"):
+                stop_text = "\n\n" + stop_text  # after a cut-off answer, the stop reads apart
             for chunk in _chunks(stop_text):
                 deltas.append(chunk)
                 yield ev("delta", "answer", text=chunk)

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.serve.conftest import parse_sse
-from tests.support.fake_openai import FakeOpenAIServer, stream_text
+from tests.support.fake_openai import FakeOpenAIServer, stream_text, stream_tool_calls
 from ummaya.runtime.store import open_store
 
 OK = "부산시청 위치 알려줘"
@@ -143,7 +143,8 @@ def test_client_disconnect_mid_stream(live_server: Any, tmp_path: Path) -> None:
     stays up and answers the next request."""
     slow = stream_text("천천히 답하는 중입니다. " * 40, piece=6)
     slow.delay_between_s = 0.05  # ~10 s of deltas if nobody stops it
-    with FakeOpenAIServer(script=[slow]) as llm:
+    locate = stream_tool_calls([("kakao_keyword_search", '{"query": "동아대 승학캠퍼스"}')])
+    with FakeOpenAIServer(script=[locate, slow]) as llm:  # answer text streams once there is evidence
         db = f"sqlite:///{tmp_path / 'disconnect.sqlite3'}"
         srv = live_server(db, UMMAYA_LLM_BASE_URL=llm.base_url)
         body = {"query": "동아대 승학캠퍼스 근처 약국 어디 있어?", "stream": True, "mode": "mock",

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.serve.conftest import client, parse_sse
-from tests.support.fake_openai import FakeOpenAIServer, Slow, scenario, unavailable
+from tests.support.fake_openai import FakeOpenAIServer, Slow, scenario, stream_tool_calls, unavailable
 from tests.support.upstreams import Reply, UpstreamServer, html_error_page, juso_json
 
 PROVIDER_QUERY = "동아대 승학캠퍼스 근처 약국 어디 있어?"
@@ -31,12 +31,18 @@ def closed_port() -> int:
         return s.getsockname()[1]  # closed when the socket is: connection refused
 
 
+def located(items: list[Any]) -> list[Any]:
+    """The model looks the place up first, then answers: answer text streams live only once there
+    is evidence (before it, the turn holds the model's text until its step ends)."""
+    return [stream_tool_calls([("kakao_keyword_search", '{"query": "동아대 승학캠퍼스"}')]), *items]
+
+
 # fault name -> (kind, script items for ONE request, expected code, expected JSON status)
 PROVIDER_FAULTS: dict[str, tuple[list[Any] | None, str, int]] = {
     "provider_timeout": ([Slow(3.0, None)], "provider_timeout", 504),
     "provider_connection_refused": (None, "provider_unavailable", 503),
     "provider_503": ([unavailable(503)], "provider_unavailable", 503),
-    "provider_stream_cut_after_deltas": (scenario("stream_cut"), "provider_stream_cut", 502),
+    "provider_stream_cut_after_deltas": (located(scenario("stream_cut")), "provider_stream_cut", 502),
     "provider_unknown_model": (scenario("unknown_model_404"), "provider_capability", 502),
     "provider_no_tool_calling": (scenario("tools_unsupported_400"), "provider_capability", 502),
 }
@@ -118,7 +124,7 @@ def scenario_copy(fault: str) -> list[Any]:
     """The same fault again, for the SSE request."""
     items = PROVIDER_FAULTS[fault][0] or []
     if fault == "provider_stream_cut_after_deltas":
-        return scenario("stream_cut")
+        return located(scenario("stream_cut"))
     return list(items)
 
 
@@ -127,13 +133,14 @@ def test_provider_answer_streams_deltas_live_and_matches_json(fake_llm: Any, gen
     """The happy path over the same provider: text streamed by the model arrives as deltas, once each."""
     monkeypatch.setenv("UMMAYA_LLM_BASE_URL", fake_llm.base_url)
     fake_llm.script.clear()
-    fake_llm.push(*scenario("text_answer"), *scenario("text_answer"))
+    fake_llm.push(*located(scenario("text_answer")), *located(scenario("text_answer")))
     body = {"query": PROVIDER_QUERY, "mode": "mock", "generation": {"planner": "openai", "timeout_s": 5}}
     with client(generated, sqlite_url, tmp_path) as c:
         j = c.post("/v1/answer", json=body).json()
         events = parse_sse(c.post("/v1/answer", json={**body, "stream": True}).text)
     assert j["stop_reason"] == "completed"
-    assert j["usage"]["prompt_tokens"] == 812 and j["usage"]["completion_tokens"] == 41
+    # summed over both model calls: the lookup (1024 + 38) and the answer (812 + 41)
+    assert j["usage"]["prompt_tokens"] == 1024 + 812 and j["usage"]["completion_tokens"] == 38 + 41
     text = "".join(e["data"]["text"] for e in events if e["event"] == "delta")
     assert text == j["answer"] and "동아대학교병원" in text
     assert events[-1]["event"] == "completed"

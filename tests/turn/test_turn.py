@@ -155,6 +155,47 @@ def scripted(engine, actions) -> tuple[TurnEngine, ScriptedPlanner]:
     return TurnEngine(engine.catalog, engine.retriever, engine.dispatcher, p, store=engine.store), p
 
 
+class StreamingPlanner(ScriptedPlanner):
+    """Streams each action's text as deltas first, the way the OpenAI-compatible provider does."""
+
+    name = "streaming"
+
+    async def plan(self, ctx, on_delta=None):
+        action = await super().plan(ctx)
+        for piece in action.text.split(" "):
+            if on_delta is not None and piece:
+                on_delta(piece + " ")
+                await asyncio.sleep(0)
+        return action
+
+
+def streamed(engine, actions, query: str):
+    e = TurnEngine(engine.catalog, engine.retriever, engine.dispatcher, StreamingPlanner(actions), store=engine.store)
+    return asyncio.run(e.ask(TurnRequest(query, mode="mock")))
+
+
+def test_narration_before_a_tool_call_is_not_part_of_the_answer(engine):
+    call = Action("call", [ToolCall("c1", "nmc_emergency_beds", {"sido": "부산광역시"})], text="병상 정보를 조회해 볼게요.")
+    final = Action("answer", text="부산 응급실 병상 현황입니다 (모의 데이터).")
+    r = streamed(engine, [call, final], "부산 응급실 병상")
+    assert r.stop_reason == "completed"
+    assert "조회해 볼게요" not in r.answer and r.answer.startswith("부산 응급실 병상 현황입니다")
+    assert r.answer == "".join(e.data["text"] for e in r.events if e.type == "delta")
+    plan = next(e for e in r.events if e.type == "plan")
+    assert plan.data["narration"].startswith("병상 정보를")  # kept in the trace, not the answer
+    # after evidence the answer streams while the model writes: deltas come before its plan event
+    kinds = [e.type for e in r.events]
+    last_plan = len(kinds) - 1 - kinds[::-1].index("plan")
+    assert kinds.index("delta") < last_plan
+
+
+def test_a_streamed_question_is_said_once(engine):
+    q = "어느 지역 기준으로 알려드릴까요?"
+    r = streamed(engine, [Action("ask", text=q)], "응급실 병상")
+    assert r.stop_reason == "needs_input"
+    assert r.answer.count("어느 지역") == 1
+
+
 def test_invalid_arguments_get_one_repair_then_stop(engine):
     bad = Action("call", [ToolCall("c1", "nmc_emergency_beds", {"sido": "Atlantis"})])
     e, p = scripted(engine, [bad, Action("call", [ToolCall("c2", "nmc_emergency_beds", {"sido": "Mars"})])])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tests.support.fake_openai import FakeOpenAIServer, stream_text, stream_tool_calls
+from tests.support.fake_openai import FakeOpenAIServer, chunk, stream_text, stream_tool_calls
 from ummaya.runtime.plan.openai_compat import OpenAICompatPlanner
 from ummaya.runtime.turn import TurnEngine, TurnRequest
 
@@ -72,13 +72,41 @@ def test_llm_provider_down_is_an_error_not_an_answer(engine):
 
 
 def test_stream_cut_after_deltas_ends_in_error(engine):
+    # The cut comes in the answer after a tool result: those deltas were streamed as they came.
     cut = stream_text("부산 지역 응급실은 현재 ", piece=3)
     cut.events = cut.events[:4]
     cut.end = "abort"
-    with FakeOpenAIServer(script=[cut]) as srv:
+    script = [stream_tool_calls([("nmc_emergency_beds", json.dumps({"sido": "부산광역시"}, ensure_ascii=False))]), cut]
+    with FakeOpenAIServer(script=script) as srv:
         r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
     types = [e.type for e in r.events]
     assert "delta" in types and "error" in types
     assert types.index("error") > types.index("delta"), "deltas already sent stay sent; the end says error"
     assert r.error["code"] == "provider_stream_cut"
     assert r.stop_reason == "channel_unavailable" and types[-1] == "stop"
+    partial, rest = r.answer.split("\n\n", 1)  # the partial answer, then the stop on its own
+    assert partial == "부산 지역 응급실" and "provider_stream_cut" in rest
+
+
+def test_ungrounded_text_cut_before_any_evidence_is_never_shown(engine):
+    # Before any evidence the model's text is held until its step ends; a cut there shows none
+    # of it, only the stop message.
+    cut = stream_text("부산 지역 응급실은 현재 ", piece=3)
+    cut.events = cut.events[:4]
+    cut.end = "abort"
+    with FakeOpenAIServer(script=[cut]) as srv:
+        r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
+    assert r.error["code"] == "provider_stream_cut" and r.stop_reason == "channel_unavailable"
+    assert "부산 지역 응급실은" not in r.answer
+    assert r.answer == "".join(e.data["text"] for e in r.events if e.type == "delta")
+
+
+def test_narration_streamed_before_a_tool_call_stays_out_of_the_answer(engine):
+    narrated = stream_tool_calls([("nmc_emergency_beds", json.dumps({"sido": "부산광역시"}, ensure_ascii=False))])
+    script = [narrated, stream_text(ANSWER)]
+    # content deltas first, then the tool-call fragments, in one message (as vLLM sends them)
+    narrated.events[1:1] = [chunk({"content": p}) for p in ("먼저 병상 ", "정보를 조회할게요. ")]
+    with FakeOpenAIServer(script=script) as srv:
+        r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
+    assert r.stop_reason == "completed", r.answer
+    assert r.answer == ANSWER
