@@ -97,7 +97,7 @@ def is_up_to_date(root: Path, hashes=None) -> str | None:
 def plan_build(root: Path, *, progress: Progress | None = None, cache=None, parse=None) -> Plan:
     """Everything the build would write, or every problem that stops it."""
     from .emit_cache import Cache, FileHashes
-    from .loader import load_registry
+    from .loader import ParseCache, load_registry
 
     say = progress or (lambda _msg: None)
     root = Path(root).resolve()
@@ -110,7 +110,7 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     index_job = _IndexJob(plan.release_id, cache, plan, say)
     say(f"load: {len(inputs)} input files")
     try:
-        registry, problems = load_registry(root)
+        registry, problems = load_registry(root, ParseCache(cache.folder / "parse"))
     except BaseException:
         index_job.cancel()
         raise
