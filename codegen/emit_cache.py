@@ -14,6 +14,20 @@ import tempfile
 from pathlib import Path
 
 
+def write_atomic(path: Path, data: bytes) -> bool:
+    """Write then rename, so a concurrent build never reads half a file. False when it cannot be
+    written: a cache that cannot be written only costs time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        return False
+
+
 def default_cache_dir() -> Path:
     env = os.environ.get("UMMAYA_CACHE")
     if env:
@@ -37,17 +51,8 @@ class Cache:
             return None
 
     def put(self, kind: str, key: str, files: dict[str, bytes]) -> None:
-        path = self._path(kind, key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            payload = json.dumps({n: base64.b64encode(d).decode("ascii") for n, d in files.items()})
-            # Write then rename: a concurrent build never reads half an entry.
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(payload)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        payload = json.dumps({n: base64.b64encode(d).decode("ascii") for n, d in files.items()})
+        write_atomic(self._path(kind, key), payload.encode("ascii"))
 
 
 class FileHashes:
@@ -96,12 +101,5 @@ class FileHashes:
     def save(self) -> None:
         if not self.dirty:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                json.dump(self.entries, fh)
-            os.replace(tmp, self.path)
+        if write_atomic(self.path, json.dumps(self.entries).encode("ascii")):
             self.dirty = False
-        except OSError:
-            pass

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .emit_cache import write_atomic
 from .manifest import Manifest, Profile
 
 PROFILES_DIR = "_profiles"
@@ -184,15 +183,7 @@ class ParseCache:
             blob = marshal.dumps((data, lines))
         except ValueError:  # a value marshal cannot hold: just not cached
             return
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, path)  # a concurrent build never reads half an entry
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        write_atomic(self._path(key), blob)
 
 
 def parse_yaml(path: Path, rel: str, cache: ParseCache | None = None) -> tuple[Located | None, list[Problem]]:

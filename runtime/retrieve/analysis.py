@@ -107,6 +107,13 @@ def _en(word: str) -> str | None:
     return _porter(w)
 
 
+def _en_words(run: str) -> list[str]:
+    """A Latin/digit run as index words; move-in, check-up split at the hyphen as Kiwi splits
+    them and as citizens also write them apart."""
+    parts = run.split("-") if "-" in run.strip("-") else (run,)
+    return [w for w in map(_en, parts) if w]
+
+
 @lru_cache(maxsize=65536)
 def grams(text: str) -> tuple[str, ...]:
     """Character bigrams of Hangul runs, stemmed English words, numbers. Order kept, repeats kept."""
@@ -125,11 +132,7 @@ def grams(text: str) -> tuple[str, ...]:
                     continue
                 out.append(g)
         else:
-            # move-in, drive-through, check-up: the parts are the words citizens also write apart
-            for part in run.split("-") if "-" in run.strip("-") else (run,):
-                w = _en(part)
-                if w:
-                    out.append(w)
+            out.extend(_en_words(run))
     return tuple(out)
 
 
@@ -226,10 +229,7 @@ class Segmenter:
         for m in _RUN.finditer(text):
             run = m.group(0)
             if not ("가" <= run[0] <= "힣"):
-                for part in run.split("-") if "-" in run.strip("-") else (run,):  # as Kiwi splits
-                    w = _en(part)
-                    if w:
-                        out.append(w)
+                out.extend(_en_words(run))
                 continue
             i, n = 0, len(run)
             while i < n:

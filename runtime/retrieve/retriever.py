@@ -104,9 +104,7 @@ COVERAGE_NEUTRAL = frozenset(
 # how …) except the ones below.
 # 법 stands alone only as "how to" (쓰는 법, 하는 법); as a topic it is part of a longer word (용법).
 _DEIXIS_WORDS = "지금 현재 오늘 내일 어제 모레 언제 얼마 무슨 어떤 어느 몇 법 today tomorrow tonight current".split()
-DEIXIS = frozenset(f"g:{g}" for w in _DEIXIS_WORDS for g in grams(w)) | frozenset(
-    f"m:{g}" for w in _DEIXIS_WORDS for g in grams(w)
-)
+DEIXIS = frozenset(f"{family}:{g}" for family in "gm" for w in _DEIXIS_WORDS for g in grams(w))
 NO_EVIDENCE = COVERAGE_NEUTRAL | DEIXIS
 # Regional scope: an adapter run by a local government (its agency names a province or district)
 # serves that region. Unless the request names the region, a nationwide adapter should win, so a
