@@ -1,51 +1,115 @@
-"""Redaction of personal data before anything is kept: a pure function everyone uses.
+"""Personal data: one detector (``find_personal``) and the redaction everyone uses (``redact``).
 
-Four kinds are replaced by a placeholder naming the kind:
+Six kinds are found, and ``redact`` replaces each by a placeholder naming the kind:
 
-- 주민등록번호 (resident registration number) ``YYMMDD-GNNNNNN``, with or without the hyphen. It is
-  validated plausibly: a real calendar date for the century the 7th digit implies (1–8; 9 and 0
-  for the 1800s). Half-masked forms (``900101-1******``) go too: they still tell birth date and sex. The check digit is *not* required: numbers issued since October 2020 have
-  random trailing digits, so a checksum test would let them through.
+- 주민등록번호 (resident registration number) ``YYMMDD-GNNNNNN``, with or without a separator. It
+  is validated plausibly: a real calendar date for the century the 7th digit implies (1–8; 9 and
+  0 for the 1800s). Half-masked forms (``900101-1******``) go too: they still tell birth date and
+  sex. The check digit is *not* required: numbers issued since October 2020 have random trailing
+  digits, so a checksum test would let them through.
 - Phone numbers: mobile (010, 011, 016–019), Seoul 02, area codes 031–064, 070 and 050x safe
-  numbers, written with hyphens, dots, spaces or nothing, and the +82 forms (``+82 10 …``,
-  ``+82-2-…``, ``+82 (0)10 …``).
+  numbers, written with hyphens, dots, spaces, " - " or nothing, and the +82 forms
+  (``+82 10 …``, ``+82-2-…``, ``+82 (0)10 …``).
 - E-mail addresses.
 - Card numbers: 13–19 digits written contiguously or in the printed groupings (4-4-4-4,
-  4-4-4-4-3, 4-6-5, 4-6-4; spaces or hyphens), accepted only when the Luhn check passes.
+  4-4-4-4-3, 4-6-5, 4-6-4), accepted only when the Luhn check passes.
+- Korean passport numbers: M/S/R/G/D and 8 digits (``M12345678``), and the form issued since
+  December 2021, letter, 3 digits, letter, 4 digits (``M123A4567``).
+- Driver-licence numbers ``NN-NN-NNNNNN-NN`` (region code 11–28 first) and the older form with the
+  region written out (``서울 12-345678-90``).
 
-What must survive: dates (2026-11-30, 20261130), times, bus numbers (1002번, 5-1), amounts
-(50,000원), coordinates, counts, ids that fail the checks above.
+Variant forms are matched as the plain form: full-width digits and letters (``０１０``), the dashes
+people and word processors type (en/em dash, minus sign, ``ㅡ``), full-width ``＠`` and ``＋``, and
+no-break or ideographic spaces are read as their ASCII counterparts — one character for one, so
+every finding keeps the offsets of the text it was found in. A text that carries URL escapes
+(``%2D``, ``%40``, ``+`` for a space) is also read decoded: ``010%2D1234%2D5678`` inside a stored
+upstream URL is a phone number, and the finding covers its escaped span.
+
+What must survive: dates (2026-11-30, 20261130), times, bus numbers (1002번, 5-1, M6405), amounts
+(50,000원), counts, ids that fail the checks above — and every decimal fraction. A coordinate's
+digits after the point (``129.050504421228``) are never a phone, card or 주민등록번호: a digit run
+that follows ``<digit>.`` is a fraction, not an identifier (``tests/security`` checks random
+coordinates with 4–15 decimals).
 """
 
 from __future__ import annotations
 
 import calendar
+import codecs
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-PLACEHOLDERS = {
+Kind = Literal["rrn", "phone", "email", "card", "passport", "driver_licence"]
+
+PLACEHOLDERS: dict[str, str] = {
     "rrn": "[주민등록번호]",
     "phone": "[전화번호]",
     "email": "[이메일]",
     "card": "[카드번호]",
+    "passport": "[여권번호]",
+    "driver_licence": "[운전면허번호]",
 }
 
+# When two findings overlap, the earlier kind wins (an e-mail holds digits; a plausible 13-digit
+# 주민등록번호 is not read as a card).
+_PRIORITY: dict[str, int] = {
+    "email": 0, "rrn": 1, "driver_licence": 2, "card": 3, "passport": 4, "phone": 5,
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One piece of personal data: its kind and where it is (``text[start:end] == value``)."""
+
+    kind: Kind
+    start: int
+    end: int
+    value: str
+
+
+# --- one character for one: variant forms read as the plain form ---------------------------------
+
+_FOLD: dict[int, str] = {}
+for _i in range(10):
+    _FOLD[0xFF10 + _i] = str(_i)  # full-width digits
+for _i in range(26):
+    _FOLD[0xFF21 + _i] = chr(65 + _i)  # full-width A-Z
+    _FOLD[0xFF41 + _i] = chr(97 + _i)  # full-width a-z
+for _ch in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d\u3161\ufe63":
+    _FOLD[ord(_ch)] = "-"  # hyphen, non-breaking hyphen, figure/en/em dash, bar, minus, ㅡ
+for _ch in "\u00a0\u2007\u202f\u3000":
+    _FOLD[ord(_ch)] = " "  # no-break, figure, narrow no-break, ideographic space
+_FOLD.update({0xFF20: "@", 0xFF0B: "+", 0xFF0E: ".", 0xFF08: "(", 0xFF09: ")", 0xFF3F: "_"})
+
+
+def _fold(text: str) -> str:
+    return text if text.isascii() else text.translate(_FOLD)
+
+
+# --- the patterns (ASCII classes: \d is 0-9 after folding, never another script's digits) ---------
+
+_A = re.ASCII
 _EMAIL = re.compile(
     r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![A-Za-z0-9])"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![A-Za-z0-9])",
+    _A,
 )
+
+# A separator between digit groups: hyphen or dot (a space on either side allowed: " - "), or one
+# space. Never a newline: numbers on consecutive lines are separate numbers.
+_SEP = r"(?: ?[-.] ?| )"
 
 # Every pattern starts with a plain character class and puts its "not inside a longer number"
 # look-behind *after* that first character (a fixed two-character look-behind): the regex engine
-# can then skip ahead to candidate characters instead of trying the look-behind at every position
-# (2-3x faster on digit-heavy answers).
-_RRN = re.compile(r"(\d(?<![\d-]\d)\d)(\d{2})(\d{2})[- ]?(\d)(\d{6})(?![\d-])")
+# can then skip ahead to candidate characters instead of trying the look-behind at every position.
+_RRN = re.compile(r"(\d(?<![\d-]\d)\d)(\d{2})(\d{2})" + _SEP + r"?(\d)(\d{6})(?![\d-])", _A)
 # Half-masked forms still give away the birth date and sex: 900101-1******, 900101-1xxxxxx.
-_RRN_MASKED = re.compile(r"(\d(?<![\d-]\d)\d)(\d{2})(\d{2})-([1-8])[*xX●○•]{6}")
+_RRN_MASKED = re.compile(r"(\d(?<![\d-]\d)\d)(\d{2})(\d{2}) ?- ?([1-8])[*xX●○•]{6}", _A)
 _MASK_CHARS = re.compile(r"-[1-8][*xX●○•]")
 
 _CODES = r"(?:1[016789]|2|[3-6][1-5]|70|50\d)"  # mobile, Seoul, area codes, 070, 050x
-_S = r"[-. ]?"  # one hyphen, dot or space between groups (never a newline)
+_S = _SEP + "?"
 _PHONE = re.compile(
     r"[+(0](?<![\d+][+(0])"
     r"(?:"
@@ -53,20 +117,38 @@ _PHONE = re.compile(
     r"(?<=\+)82[- ]?(?:\(0\)[- ]?)?" + _CODES + _S + r"\d{3,4}" + _S + r"\d{4}"
     # "(02) 123-4567"
     r"|(?<=\()0" + _CODES + r"\)?" + _S + r"\d{3,4}" + _S + r"\d{4}"
-    # "02-123-4567", "010 1234 5678", "01012345678"
+    # "02-123-4567", "010 1234 5678", "01012345678", "010 - 1234 - 5678"
     r"|(?<=0)" + _CODES + _S + r"\d{3,4}" + _S + r"\d{4}"
     r")"
-    r"(?!\d)"
+    r"(?!\d)",
+    _A,
 )
 
 _CARD = re.compile(
     r"\d(?<![\d-]\d)\d{3}"
     r"(?:"
-    r"([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"  # 4-4-4-4 and 4-4-4-4-3
-    r"|([ -])\d{6}\2\d{4,5}"  # Amex 4-6-5, Diners 4-6-4
+    r"( - |[ .-])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"  # 4-4-4-4 and 4-4-4-4-3
+    r"|( - |[ .-])\d{6}\2\d{4,5}"  # Amex 4-6-5, Diners 4-6-4
     r"|\d{9,15}"  # contiguous, 13-19 in all
     r")"
-    r"(?![\d-])"
+    r"(?![\d-])",
+    _A,
+)
+
+# Passports: not inside a longer word or code (ASCII letters/digits on either side).
+_PASSPORT = re.compile(
+    r"[MSRGDmsrgd](?<![A-Za-z0-9][MSRGDmsrgd])(?:\d{8}|\d{3}[A-Za-z]\d{4})(?![A-Za-z0-9])", _A
+)
+
+_LICENCE_SEP = r"(?: ?- ?| )"
+_LICENCE = re.compile(
+    # NN-NN-NNNNNN-NN: the first pair is the issuing region (11 Seoul … 28 Gyeonggi north).
+    r"(?:1[1-9]|2[0-8])(?<![\d-]\d\d)"
+    + _LICENCE_SEP + r"\d{2}" + _LICENCE_SEP + r"\d{6}" + _LICENCE_SEP + r"\d{2}(?![\d-])"
+    # Licences issued before 2011 name the region: "서울 12-345678-90".
+    r"|(?:서울|부산|경기|강원|충북|충남|전북|전남|경북|경남|제주|대구|인천|광주|대전|울산)"
+    r" ?\d{2}" + _LICENCE_SEP + r"\d{6}" + _LICENCE_SEP + r"\d{2}(?![\d-])",
+    _A,
 )
 
 
@@ -91,41 +173,128 @@ def _rrn_plausible(yy: str, mm: str, dd: str, g: str) -> bool:
     return 1 <= day <= calendar.monthrange(year, month)[1]
 
 
-def _sub_rrn(m: re.Match[str]) -> str:
-    yy, mm, dd, g = m.groups()[:4]
-    return PLACEHOLDERS["rrn"] if _rrn_plausible(yy, mm, dd, g) else m.group(0)
+def _in_fraction(text: str, start: int, value: str) -> bool:
+    """A contiguous digit run right after ``<digit>.`` is a decimal fraction (a coordinate's
+    ``129.050504421228``), never an identifier. A separated number after a list marker
+    (``1.010-1234-5678``) is still found."""
+    return start >= 2 and text[start - 1] == "." and text[start - 2].isdigit() and value.isdigit()
 
 
-def _sub_card(m: re.Match[str]) -> str:
-    digits = re.sub(r"\D", "", m.group(0))
-    if 13 <= len(digits) <= 19 and _luhn_ok(digits):
-        return PLACEHOLDERS["card"]
-    return m.group(0)
+def _scan(text: str) -> list[Finding]:
+    """Every candidate in one (folded) view, before overlaps are settled."""
+    found: list[Finding] = []
+    has_at = "@" in text
+    if has_at:
+        found += [Finding("email", m.start(), m.end(), m.group(0)) for m in _EMAIL.finditer(text)]
+    for m in _RRN.finditer(text):
+        if _rrn_plausible(*m.groups()[:4]) and not _in_fraction(text, m.start(), m.group(0)):
+            found.append(Finding("rrn", m.start(), m.end(), m.group(0)))
+    if _MASK_CHARS.search(text):
+        for m in _RRN_MASKED.finditer(text):
+            if _rrn_plausible(*m.groups()[:4]):
+                found.append(Finding("rrn", m.start(), m.end(), m.group(0)))
+    for m in _LICENCE.finditer(text):
+        found.append(Finding("driver_licence", m.start(), m.end(), m.group(0)))
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and _luhn_ok(digits) and not _in_fraction(text, m.start(), m.group(0)):
+            found.append(Finding("card", m.start(), m.end(), m.group(0)))
+    for m in _PASSPORT.finditer(text):
+        found.append(Finding("passport", m.start(), m.end(), m.group(0)))
+    for m in _PHONE.finditer(text):
+        if not _in_fraction(text, m.start(), m.group(0)):
+            found.append(Finding("phone", m.start(), m.end(), m.group(0)))
+    return found
 
 
-_DIGIT = re.compile(r"\d")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def _url_decoded(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with ``%XX`` escapes (UTF-8) and ``+`` decoded, and for each decoded character the
+    span of ``text`` it came from (``starts[i]``, ``ends[i]``)."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "%" and _ESCAPE.match(text, i):
+            raw = bytearray()
+            pos: list[int] = []
+            j = i
+            while j + 3 <= n and _ESCAPE.match(text, j):
+                raw.append(int(text[j + 1:j + 3], 16))
+                pos.append(j)
+                j += 3
+            dec = codecs.getincrementaldecoder("utf-8")("replace")
+            first = 0
+            for k, byte in enumerate(raw):
+                for ch in dec.decode(bytes((byte,))):
+                    out.append(ch)
+                    starts.append(pos[first])
+                    ends.append(pos[k] + 3)
+                    first = k + 1
+            for ch in dec.decode(b"", final=True):
+                out.append(ch)
+                starts.append(pos[min(first, len(pos) - 1)])
+                ends.append(j)
+            i = j
+            continue
+        out.append(" " if text[i] == "+" else text[i])
+        starts.append(i)
+        ends.append(i + 1)
+        i += 1
+    return "".join(out), starts, ends
+
+
+_CANDIDATE = re.compile(r"[0-9@\uff10-\uff19\uff20]")
+
+
+def find_personal(text: str) -> list[Finding]:
+    """Every piece of personal data in ``text``, in order, none overlapping another.
+
+    ``value`` is the text as written (``text[start:end]``), which may hold full-width digits, an
+    en dash or URL escapes. Shared by ``redact`` and the pre-dispatch personal-data guard, so what
+    is kept out of traces and what is kept away from upstreams is one definition.
+    """
+    if not text or _CANDIDATE.search(text) is None:
+        return []
+    found = _scan(_fold(text))
+    if "%" in text or "+" in text:
+        decoded, starts, ends = _url_decoded(text)
+        if decoded != text:
+            for f in _scan(_fold(decoded)):
+                s, e = starts[f.start], ends[f.end - 1]
+                found.append(Finding(f.kind, s, e, text[s:e]))
+    if not found:
+        return []
+    found.sort(key=lambda f: (_PRIORITY[f.kind], f.start, -(f.end - f.start)))
+    kept: list[Finding] = []
+    for f in found:
+        if all(f.end <= k.start or f.start >= k.end for k in kept):
+            kept.append(f)
+    kept.sort(key=lambda f: f.start)
+    return [Finding(f.kind, f.start, f.end, text[f.start:f.end]) for f in kept]
 
 
 def redact(text: str) -> str:
-    """Return ``text`` with 주민등록번호, phone numbers, e-mail addresses and card numbers replaced.
+    """Return ``text`` with every ``find_personal`` finding replaced by its kind's placeholder.
 
-    Pure and idempotent: ``redact(redact(x)) == redact(x)``. Order matters: e-mail first (an
-    address may hold digits), then 주민등록번호 (a 13-digit run that is a plausible RRN is one),
-    then cards (Luhn), then phones.
+    Pure and idempotent: ``redact(redact(x)) == redact(x)`` (placeholders hold no digits).
     """
     if not text:
         return text
-    # Every kind holds digits (or an @): most strings in a trace — names, addresses, Korean
-    # prose — leave here, at C speed, without running five patterns.
-    if "@" not in text and _DIGIT.search(text) is None:
+    findings = find_personal(text)
+    if not findings:
         return text
-    out = _EMAIL.sub(PLACEHOLDERS["email"], text) if "@" in text else text
-    out = _RRN.sub(_sub_rrn, out)
-    if _MASK_CHARS.search(out):
-        out = _RRN_MASKED.sub(_sub_rrn, out)
-    out = _CARD.sub(_sub_card, out)
-    out = _PHONE.sub(PLACEHOLDERS["phone"], out)
-    return out
+    parts: list[str] = []
+    at = 0
+    for f in findings:
+        parts.append(text[at:f.start])
+        parts.append(PLACEHOLDERS[f.kind])
+        at = f.end
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def redact_value(value: Any) -> Any:
@@ -139,4 +308,4 @@ def redact_value(value: Any) -> Any:
     return value
 
 
-__all__ = ["redact", "redact_value", "PLACEHOLDERS"]
+__all__ = ["Finding", "Kind", "PLACEHOLDERS", "find_personal", "redact", "redact_value"]
