@@ -92,14 +92,31 @@ def test_scenario_coverage_hook(built):
     folder.mkdir()
     (folder / "core.yaml").write_text(SCENARIOS, encoding="utf-8")
     problems = [str(p) for p in scenario_coverage(built)]
+    # An invalid file is reported first and alone: coverage computed from it would be noise.
     assert problems == [
-        f"{GOV24}:{line_of(built / GOV24, 'id: gov24_move_in_report')}: gov24_move_in_report: no scenario in registry/scenarios/ expects a call to this adapter",
-        f"registry/scenarios/core.yaml:{line_of(folder / 'core.yaml', 'gov24_move_in_reportt')}: scenario move_in: unknown adapter 'gov24_move_in_reportt'",
+        f"registry/scenarios/core.yaml:{line_of(folder / 'core.yaml', 'gov24_move_in_reportt')}: scenarios.1.expect.calls.0: unknown adapter 'gov24_move_in_reportt' (not in the registry)",
     ]
+    (folder / "core.yaml").write_text(SCENARIOS.replace("gov24_move_in_reportt", "kakao_keyword_search"), encoding="utf-8")
+    assert [str(p) for p in scenario_coverage(built)] == [
+        f"{GOV24}:{line_of(built / GOV24, 'id: gov24_move_in_report')}: gov24_move_in_report: no scenario in registry/scenarios/ expects a call to this adapter",
+    ]
+    result = run("check", "--root", str(built))
+    assert result.exit_code == 1 and "scenarios: 1 problem(s)" in result.stderr
     (folder / "core.yaml").write_text(SCENARIOS.replace("reportt", "report"), encoding="utf-8")
     assert scenario_coverage(built) == []
     # Scenarios are not build inputs: adding them does not make the build drift.
     assert run("check", "--root", str(built)).exit_code == 0
+
+
+def test_check_rejects_a_misspelt_stop_reason_with_its_line(built):
+    folder = built / "registry/scenarios"
+    folder.mkdir()
+    (folder / "core.yaml").write_text(SCENARIOS.replace("reportt", "report").replace("stop_reason: completed", "stop_reason: complete"), encoding="utf-8")
+    result = run("check", "--root", str(built))
+    assert result.exit_code == 1
+    line = line_of(folder / "core.yaml", "stop_reason: complete")
+    assert f"  registry/scenarios/core.yaml:{line}: scenarios.0.expect.stop_reason: unknown stop_reason 'complete' (one of: completed," in result.stderr
+    assert "check failed: scenarios" in result.stderr
 
 
 def test_new_adapter_scaffold_loads_and_builds(built):
