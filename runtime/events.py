@@ -15,6 +15,7 @@ EventType = Literal[
     "candidates",  # data: {"candidates": [{adapter_id, primitive, tier, score}]}
     "plan",  # data: {"planner", "action": "call"|"answer"|"ask", "calls": [...], "step"}
     "validation",  # data: {"adapter_id", "ok", "errors": [...], "repair": bool}
+    "check",  # data: {"check", "adapter_id", "field", "reason", "message", "missing"}: an argument check refused a call
     "permission",  # data: {"adapter_id", "gate", "decision": "allow"|"consent_required"|"deny", "consent_id"}
     "call_started",  # data: {"call_id", "adapter_id", "primitive", "tier", "arguments"}
     "call_finished",  # data: {"call_id", "adapter_id", "tier", "status", "latency_ms", "upstream_url", "error"}

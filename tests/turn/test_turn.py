@@ -240,3 +240,17 @@ def test_context_budget_compacts_older_tool_results(engine):
     compactions = [e for e in r.events if e.type == "compaction"]
     assert compactions and compactions[0].data["after_tokens"] < compactions[0].data["before_tokens"]
     assert r.stop_reason == "completed"
+
+
+def test_a_slow_model_meets_the_turn_deadline_with_a_clean_stop(engine):
+    class Sleepy:
+        name = "sleepy"
+
+        async def plan(self, ctx, on_delta=None):
+            await asyncio.sleep(30)
+
+    e = TurnEngine(engine.catalog, engine.retriever, engine.dispatcher, Sleepy(), store=engine.store)
+    r = asyncio.run(e.ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock", deadline_s=0.2)))
+    assert r.stop_reason == "channel_unavailable" and r.layer == "plan"
+    assert r.error and r.error["code"] == "provider_timeout"
+    assert r.events[-1].type == "stop" and [e.type for e in r.events].count("stop") == 1

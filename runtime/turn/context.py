@@ -1,0 +1,51 @@
+"""Stage 1, context: the request's language, the clock and what the session carries.
+
+``build_context`` is the seam for dialogue state: whatever a session remembers between turns
+(carried slots today; the citizen's earlier words, open questions) enters the turn here, typed, and
+nowhere else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+
+from ..context import Session, detect_language, now_kst
+from .values import TurnContext, TurnRequest
+
+
+def build_context(
+    req: TurnRequest,
+    query: str,
+    session: Session,
+    trace_id: str,
+    *,
+    clock: Callable[[], dt.datetime] = now_kst,
+    deadline: float | None = None,
+) -> TurnContext:
+    return TurnContext(
+        trace_id=trace_id,
+        request=query,
+        language=detect_language(query),
+        session=session,
+        slots=dict(session.slots),
+        clock=clock(),
+        mode=req.mode,
+        consents=tuple(req.consents),
+        citizen_texts=[query],
+        deadline=deadline,
+    )
+
+
+_PERSONAL = re.compile(r"\[[^\]]{2,8}\]|(?<!\d)(?:19|20)\d{2}[-./]?\d{2}[-./]?\d{2}(?!\d)|\d{2,3}\s?[가-힣]\s?\d{4}")
+
+
+def retrieval_view(query: str) -> str:
+    """The request as retrieval sees it: personal data (주민등록번호, phone, e-mail, card, birth
+    date, vehicle number) removed. Those words say nothing about *which* service is meant, and
+    retrieval — like every stage that does not need them — should never hold them."""
+    from ..store.redact import redact
+
+    view = re.sub(r"\s+", " ", _PERSONAL.sub(" ", redact(query))).strip()
+    return view or query

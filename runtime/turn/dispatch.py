@@ -1,0 +1,75 @@
+"""Stage 7, dispatch: the step's calls run together; each is announced (``call_started``) before
+and reported (``call_finished``, a call row) after. The whole turn's deadline bounds the wait: calls
+still out when it passes end as ``channel_unavailable`` (``TURN_DEADLINE``), never as silence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from ummaya.codegen.manifest import Manifest
+
+from .. import answer as ans
+from ..dispatch.outcome import CallOutcome
+from ..plan.base import ToolCall
+from .log import TurnLog
+from .values import Dispatched, Stop, TurnContext, TurnState
+
+DEADLINE_CODE = "TURN_DEADLINE"
+
+
+async def dispatch(
+    dispatcher: Any, calls: list[ToolCall], by_id: dict[str, Manifest], ctx: TurnContext,
+    st: TurnState, log: TurnLog,
+) -> list[Dispatched]:
+    log.stage = "dispatch"
+    for c in calls:
+        m = by_id[c.adapter_id]
+        log.emit("call_started", "dispatch", call_id=c.id, adapter_id=m.id, primitive=m.primitive,
+                 tier=dispatcher.resolve_tier(m.id, ctx.mode), arguments=c.arguments)
+    pending = [asyncio.ensure_future(dispatcher.call(c.adapter_id, c.arguments, mode=ctx.mode)) for c in calls]
+    try:
+        if ctx.deadline is None:
+            outcomes = list(await asyncio.gather(*pending))
+        else:
+            async with asyncio.timeout_at(ctx.deadline):
+                outcomes = list(await asyncio.gather(*pending))
+    except TimeoutError:
+        outcomes = [p.result() if p.done() and not p.cancelled() and p.exception() is None
+                    else _timed_out(c.adapter_id, dispatcher.resolve_tier(c.adapter_id, ctx.mode))
+                    for c, p in zip(calls, pending)]
+    finally:
+        for p in pending:
+            if not p.done():
+                p.cancel()
+    st.messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": c.id, "type": "function", "function": {"name": c.adapter_id, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+        for c in calls]})
+    done = [Dispatched(c, by_id[c.adapter_id], out) for c, out in zip(calls, outcomes)]
+    for d in done:
+        c, m, out = d.call, d.manifest, d.outcome
+        error = ({"class": out.error_class, "code": out.error_code, "message": out.error_message}
+                 if out.status == "error" else None)
+        st.calls.append({"call_id": c.id, "adapter_id": m.id, "primitive": m.primitive, "tier": out.tier,
+                         "status": out.status, "latency_ms": round(out.latency_ms, 2), "upstream_url": out.upstream_url,
+                         "fixture": out.fixture, "error": error})
+        log.emit("call_finished", "dispatch", call_id=c.id, adapter_id=m.id, tier=out.tier, status=out.status,
+                 latency_ms=round(out.latency_ms, 2), upstream_url=out.upstream_url, fixture=out.fixture, error=error)
+    return done
+
+
+def first_error_stop(done: list[Dispatched], language: str) -> Stop | None:
+    """The stop a failed call causes (the first one), with the engine's text for it."""
+    for d in done:
+        out = d.outcome
+        if out.status == "error":
+            reason = out.error_class or "adapter_error"
+            return Stop(reason, ans.compose_stop(reason, language, out.error_code or ""), out.error_code or "")
+    return None
+
+
+def _timed_out(adapter_id: str, tier: str) -> CallOutcome:
+    return CallOutcome(adapter_id=adapter_id, tier=tier, status="error",  # type: ignore[arg-type]
+                       error_class="channel_unavailable", error_code=DEADLINE_CODE,
+                       error_message="the turn's deadline passed before the upstream answered")

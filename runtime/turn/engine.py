@@ -1,0 +1,297 @@
+"""One turn: context → retrieve → plan → validate → checks → gate → dispatch → project → answer.
+
+``TurnEngine.run`` only sequences the stage functions (one module each in this package, typed
+values between them, see values.py) and hands their events on as they come: the loop runs until
+the planner answers or asks, or a stage stops the turn. Every stage speaks through one ``Event``
+stream (printed by the CLI, sent by SSE, kept by the trace store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from ummaya.codegen.manifest import Manifest
+
+from .. import answer as ans
+from ..catalog import Catalog
+from ..context import Session, clean_request
+from ..events import STOP_LAYER, Event
+from ..gate import ConsentBook, MemoryConsentBook
+from ..plan.base import Planner, ProviderError, ToolCall
+from .answer import answer_stop, ask_stop, finish
+from .checks import run_checks
+from .context import build_context
+from .dispatch import dispatch
+from .gate import gate
+from .log import TurnLog
+from .plan import plan_step
+from .project import compact, project
+from .retrieve import retrieve, widen
+from .validate import repair_or_stop, validate
+from .values import (
+    ArgumentCheck,
+    CheckInput,
+    Mode,
+    Planned,
+    Refusal,
+    Stop,
+    TurnContext,
+    TurnRequest,
+    TurnResult,
+    TurnState,
+)
+
+DEFAULT_DEADLINE_S = 120.0
+ENV_DEADLINE = "UMMAYA_TURN_DEADLINE_S"
+
+
+def default_deadline_s() -> float:
+    try:
+        return float(os.environ.get(ENV_DEADLINE) or DEFAULT_DEADLINE_S)
+    except ValueError:
+        return DEFAULT_DEADLINE_S
+
+
+class TurnEngine:
+    def __init__(
+        self,
+        catalog: Catalog,
+        retriever: Any,
+        dispatcher: Any,
+        planner: Planner,
+        *,
+        store: Any = None,
+        retention: Any = None,
+        widen_providers: int = 2,
+        write_traces: bool = True,
+        argument_checks: Sequence[ArgumentCheck] | None = None,
+        deadline_s: float | None = None,
+    ):
+        """``write_traces=False``: a caller that writes richer traces itself (the server adds its
+        request states, release alias and public error code) keeps the engine from writing one.
+        ``argument_checks``: run between validate and gate, in order (checks.py)."""
+        self.catalog = catalog
+        self.retriever = retriever
+        self.dispatcher = dispatcher
+        self.planner = planner
+        self.store = store
+        self.retention = retention
+        self.consents: ConsentBook = store if store is not None else MemoryConsentBook()
+        self.widen_providers = widen_providers
+        self.write_traces = write_traces
+        self.argument_checks: list[ArgumentCheck] = list(argument_checks or ())
+        self.deadline_s = deadline_s
+        self._sessions: dict[str, Session] = {}
+
+    # -- sessions: only explicitly carried slots survive a turn
+    def load_session(self, session_id: str) -> Session:
+        if self.store is not None:
+            stored = self.store.get_session(session_id)
+            if stored is not None:
+                return Session(session_id, dict(stored.slots), stored.turns)
+            return Session(session_id)
+        return self._sessions.setdefault(session_id, Session(session_id))
+
+    def save_session(self, session: Session) -> None:
+        session.turns += 1
+        if self.store is not None:
+            from ..store.models import Session as StoredSession
+
+            self.store.put_session(StoredSession(session.session_id, session.slots, session.turns))
+        else:
+            self._sessions[session.session_id] = session
+
+    def grant(self, session_id: str, m: Manifest) -> str:
+        c = m.permission.consent
+        if self.store is None or c is None:
+            return self.consents.grant_consent(session_id, m)  # type: ignore[call-arg]
+        rec = self.store.grant_consent(
+            session_id, m.id, purpose=c.purpose.ko, data_items=list(c.data_items),
+            retention=c.retention.ko, refusal=c.refusal.ko,
+        )
+        return rec.consent_id
+
+    async def ask(self, req: TurnRequest) -> TurnResult:
+        results: list[TurnResult] = []
+        async for _event in self.run(req, sink=results.append):
+            pass
+        return results[0]
+
+    def context(self, req: TurnRequest, query: str, trace_id: str) -> TurnContext:
+        """Stage 1 with this engine's sessions and deadline."""
+        seconds = req.deadline_s if req.deadline_s is not None else (self.deadline_s or default_deadline_s())
+        session = self.load_session(req.session_id or f"s-{trace_id.lower()}")
+        return build_context(req, query, session, trace_id,
+                             deadline=asyncio.get_running_loop().time() + seconds)
+
+    async def run(
+        self, req: TurnRequest, sink: Callable[[TurnResult], None] | None = None
+    ) -> AsyncIterator[Event]:
+        """Yield the turn's events; the last one is always ``stop``. Raises RequestError before
+        the first event for a request that cannot start a turn (empty, too long)."""
+        query = clean_request(req.query)
+        from ..store.models import new_trace_id
+
+        t0 = time.perf_counter()
+        log = TurnLog(t0)
+        ctx = self.context(req, query, req.trace_id or new_trace_id())
+        st = TurnState(messages=[{"role": "user", "content": query}])
+        cands = None
+        log.state("received")
+        log.emit("turn_started", "context", trace_id=ctx.trace_id, language=ctx.language,
+                 session_id=ctx.session.session_id, mode=req.mode,
+                 release_id=self.catalog.release_id, planner=self.planner.name)
+        for e in log.take():
+            yield e
+        stop_reason, stop_text, detail, error = "completed", "", "", None
+        layer: str | None = None
+        try:
+            log.state("retrieving")
+            cands = retrieve(self.retriever, self.catalog, ctx, req, log, widen_providers=self.widen_providers)
+            for e in log.take():
+                yield e
+            log.state("generating")
+            by_id = cands.by_id
+            for step in range(req.max_steps):
+                planned: Planned | None = None
+                async for item in plan_step(self.planner, ctx, cands, st, step, log):
+                    planned = item
+                    for e in log.take():
+                        yield e
+                assert planned is not None
+                action = planned.action
+                if action.kind == "answer":
+                    raise answer_stop(planned, ctx, st)
+                if action.kind == "ask":
+                    # Consent comes before collection (개인정보 보호법 제15조): a protected adapter
+                    # is never the reason to ask for personal data the citizen has not agreed to give.
+                    self._gate(action.calls, by_id, ctx, st, log, quiet_when_allowed=True)
+                    raise ask_stop(planned, ctx)
+                checked = validate(action.calls, by_id, st, log)
+                for e in log.take():
+                    yield e
+                if checked.problems and repair_or_stop(checked, ctx, st, self._row_maker(by_id, ctx.mode)):
+                    continue
+                st.repair = None
+                refusals = run_checks(self.argument_checks, CheckInput(ctx, action.calls, by_id, self.consents), log)
+                if refusals:
+                    self._refuse(refusals, action.calls, by_id, ctx, st, log)
+                self._gate(action.calls, by_id, ctx, st, log)
+                for e in log.take():
+                    yield e
+                done = await dispatch(self.dispatcher, action.calls, by_id, ctx, st, log)
+                stop = project(done, ctx, st, log)
+                for e in log.take():
+                    yield e
+                if stop is not None:
+                    raise stop
+                compact(st, req.context_budget_tokens, log)
+                for e in log.take():
+                    yield e
+            raise Stop("budget_exhausted", ans.compose_stop("budget_exhausted", ctx.language))
+        except Stop as s:
+            stop_reason, stop_text, detail, layer = s.reason, s.text, s.detail, s.layer
+        except ProviderError as exc:
+            # The model provider is a channel too: when it fails the turn stops in the plan
+            # layer, and the provider's stable code says which failure it was.
+            stop_reason, error = "channel_unavailable", {"code": exc.code, "message": exc.message}
+            layer = "plan"
+            stop_text = ans.compose_stop("model_unavailable", ctx.language, exc.code)
+            log.emit("error", "plan", code=exc.code, message=exc.message)
+        except TimeoutError:
+            if ctx.deadline is None or asyncio.get_running_loop().time() < ctx.deadline:
+                raise  # not the turn's deadline: a bug somewhere below, not a stop
+            stop_reason, stop_text, detail, layer, error = self._deadline_stop(ctx, log)
+        text = finish(stop_text, ctx, st, log)
+        if req.session_id:  # a turn without a session carries nothing, so nothing is stored
+            ctx.session.carry(ctx.slots)
+            self.save_session(ctx.session)
+        log.state("failed" if error else "completed")
+        layer = layer or STOP_LAYER.get(stop_reason, "answer")
+        stop_event = log.emit("stop", layer, stop_reason=stop_reason, layer=layer, detail=detail)
+        for e in log.take()[:-1]:
+            yield e
+        result = TurnResult(
+            trace_id=ctx.trace_id, stop_reason=stop_reason, layer=layer, answer=text,
+            language=ctx.language, release_id=self.catalog.release_id, session_id=ctx.session.session_id,
+            calls=st.calls,
+            evidence=[{"evidence_id": e.evidence_id, "adapter_id": e.adapter_id, "tier": e.tier, "status": e.status,
+                       "citation": e.citation, "freshness": e.freshness, "summary": e.summary} for _, e in st.evidence],
+            candidates=cands.ranked if cands is not None else [], usage=st.usage, events=log.events, error=error,
+        )
+        self._save_trace(result, query, log.states, time.perf_counter() - t0)
+        if sink:
+            sink(result)
+        yield stop_event
+
+    # -- helpers the stages are given -----------------------------------------------------------
+
+    def _gate(self, calls: list[ToolCall], by_id: dict[str, Manifest], ctx: TurnContext, st: TurnState,
+              log: TurnLog, *, quiet_when_allowed: bool = False) -> None:
+        gate(calls, by_id, ctx, st, log, book=self.consents, grant=self.grant,
+             call_row=self._row_maker(by_id, ctx.mode), quiet_when_allowed=quiet_when_allowed)
+
+    def _refuse(self, refusals: list[Refusal], calls: list[ToolCall], by_id: dict[str, Manifest],
+                ctx: TurnContext, st: TurnState, log: TurnLog) -> None:
+        """An argument check refused a call: nothing is dispatched. A request for input passes the
+        gate first (consent before collection); the refused calls are recorded with the reason."""
+        first = refusals[0]
+        refused = [c for c in calls if c.adapter_id in {r.adapter_id for r in refusals}]
+        if first.reason == "needs_input":
+            self._gate(refused, by_id, ctx, st, log, quiet_when_allowed=True)
+        row = self._row_maker(by_id, ctx.mode)
+        for c in refused:
+            st.calls.append(row(c, "refused"))
+        if first.reason == "needs_input":
+            missing = [s for r in refusals for s in r.missing]
+            raise Stop("needs_input", ans.compose_ask(list(dict.fromkeys(missing)) or ["request"], ctx.language),
+                       first.message, layer="validate")
+        raise Stop(first.reason, ans.compose_stop(first.reason, ctx.language, first.message), first.message,
+                   layer="validate")
+
+    def _deadline_stop(self, ctx: TurnContext, log: TurnLog) -> tuple[str, str, str, str, dict[str, str] | None]:
+        """The whole turn's deadline passed: a model still writing or an upstream still out is a
+        channel that did not answer in time; anywhere else the turn ran out of budget."""
+        where = log.stage
+        if where in ("plan", "dispatch"):
+            log.emit("error", where, code="turn_deadline", message="the turn's deadline passed")
+            if where == "plan":
+                return ("channel_unavailable", ans.compose_stop("model_unavailable", ctx.language, "turn_deadline"),
+                        "turn_deadline", "plan", {"code": "provider_timeout", "message": "the turn's deadline passed while the model was writing"})
+            return ("channel_unavailable", ans.compose_stop("channel_unavailable", ctx.language, "TURN_DEADLINE"),
+                    "TURN_DEADLINE", "dispatch", None)
+        return ("budget_exhausted", ans.compose_stop("budget_exhausted", ctx.language), "turn_deadline", where, None)
+
+    def _row_maker(self, by_id: dict[str, Manifest], mode: Mode) -> Callable[[ToolCall, str], dict[str, Any]]:
+        def row(c: ToolCall, status: str) -> dict[str, Any]:
+            m = by_id.get(c.adapter_id)
+            tier = self.dispatcher.resolve_tier(m.id, mode) if m else "unknown"
+            return {"call_id": c.id, "adapter_id": c.adapter_id, "primitive": m.primitive if m else None,
+                    "tier": tier, "status": status, "latency_ms": 0.0, "upstream_url": None, "fixture": None, "error": None}
+        return row
+
+    def _widen(self, cands: list[Manifest]) -> list[Manifest]:
+        return widen(self.catalog, cands, self.widen_providers)
+
+    def _save_trace(self, r: TurnResult, query: str, states: list[dict[str, Any]], seconds: float) -> None:
+        if self.store is None or not self.write_traces:
+            return
+        from datetime import timedelta
+
+        from ..store.models import Trace, utcnow
+
+        start = utcnow() - timedelta(seconds=seconds)
+        trace = Trace(
+            trace_id=r.trace_id, created_at=start, release_id=r.release_id, session_id=r.session_id,
+            stop_reason=r.stop_reason, state=states[-1]["state"],
+            states=[{"state": s["state"], "at": (start + timedelta(milliseconds=s["t_ms"])).isoformat()} for s in states],
+            timings={"total_ms": round(seconds * 1000, 3)}, request_text=query, answer_text=r.answer,
+            events=[e.model_dump() for e in r.events], calls=r.calls,
+            meta={"candidates": r.candidates, "usage": r.usage, "language": r.language, "layer": r.layer,
+                  "grounded": r.grounded, "removed_claims": r.removed_claims},
+        )
+        self.store.put_trace(trace, self.retention)

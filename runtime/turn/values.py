@@ -1,0 +1,190 @@
+"""The typed values the turn's stages hand each other.
+
+Each stage is a function in a module named after it (context, retrieve, plan, validate, checks,
+gate, dispatch, project, answer); what one stage produces is one of these dataclasses, and the
+next stage takes it as an argument. ``TurnState`` is the one mutable record of the turn so far
+(the conversation, the evidence, the call rows) that every stage after retrieval reads and adds to.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ummaya.codegen.manifest import Manifest
+
+from ..context import Session
+from ..events import Event
+from ..plan.base import Action, Evidence, ToolCall
+
+Mode = Literal["auto", "live", "mock"]
+
+
+@dataclass
+class TurnRequest:
+    query: str
+    session_id: str | None = None
+    mode: Mode = "auto"
+    consents: tuple[str, ...] = ()
+    top_k: int = 5
+    filters: dict[str, Any] | None = None
+    max_steps: int = 4
+    context_budget_tokens: int = 6000
+    # A caller that must name the trace before the turn starts (the server's first SSE event)
+    # passes its id here; None = a fresh ULID.
+    trace_id: str | None = None
+    # The whole turn's deadline in seconds (model steps and upstream calls together); None = the
+    # engine's default (UMMAYA_TURN_DEADLINE_S, else 120 s).
+    deadline_s: float | None = None
+
+
+@dataclass
+class TurnResult:
+    trace_id: str
+    stop_reason: str
+    layer: str
+    answer: str
+    language: str
+    release_id: str
+    session_id: str
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    error: dict[str, str] | None = None
+    # The claim check's verdict on the answer (runtime/turn/claims.py): True when every claim in
+    # it is traceable to this turn's evidence or the citizen's own words.
+    grounded: bool = True
+    removed_claims: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trace_id": self.trace_id,
+            "stop_reason": self.stop_reason,
+            "layer": self.layer,
+            "answer": self.answer,
+            "grounded": self.grounded,
+            "removed_claims": self.removed_claims,
+            "language": self.language,
+            "release_id": self.release_id,
+            "session_id": self.session_id,
+            "calls": self.calls,
+            "evidence": self.evidence,
+            "candidates": self.candidates,
+            "usage": self.usage,
+            **({"error": self.error} if self.error else {}),
+        }
+
+
+@dataclass
+class TurnContext:
+    """What the context stage knows before anything runs: who is asking, in which language, when,
+    and what their session carries. The dialogue state hooks in here."""
+
+    trace_id: str
+    request: str  # the cleaned request text
+    language: Literal["ko", "en"]
+    session: Session
+    slots: dict[str, Any]  # the working copy: carried slots, then what locate results add
+    clock: dt.datetime  # the turn's "now" (KST)
+    mode: Mode
+    consents: tuple[str, ...]
+    # The citizen's own words in this session, newest last (this turn's request at least). The
+    # argument-provenance check accepts a personal value only if it appears here.
+    citizen_texts: list[str] = field(default_factory=list)
+    deadline: float | None = None  # loop.time() by which the whole turn must end
+
+
+@dataclass
+class Candidates:
+    """The retrieve stage's output: the ranked candidates and the adapters the planner may call."""
+
+    ranked: list[dict[str, Any]]  # the retriever's rows as JSON (for the event and the trace)
+    manifests: list[Manifest]  # ranked, then widened with locate providers
+    widened: list[str] = field(default_factory=list)
+
+    @property
+    def by_id(self) -> dict[str, Manifest]:
+        return {m.id: m for m in self.manifests}
+
+
+@dataclass
+class Planned:
+    """One planner step: the action, and what the planner said while deciding it."""
+
+    action: Action
+    streamed: bool = False  # its text already reached the citizen as deltas
+    narration: str = ""  # text held back because a tool call followed it
+
+
+@dataclass
+class Checked:
+    """The validate stage's verdict on one proposed step."""
+
+    calls: list[ToolCall]
+    errors: list[list[str]]  # per call, in order: its problems (empty: valid)
+
+    @property
+    def problems(self) -> list[str]:
+        return [p for errs in self.errors for p in errs]
+
+
+@dataclass
+class Refusal:
+    """An argument check's refusal of one call (before the gate): a stop reason, and for
+    ``needs_input`` the slots to ask the citizen for."""
+
+    check: str
+    adapter_id: str
+    field: str
+    reason: str  # a stop reason: needs_input | permission_denied | invalid_arguments
+    message: str
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CheckInput:
+    context: TurnContext
+    calls: list[ToolCall]
+    candidates: dict[str, Manifest]
+    consents: Any  # the ConsentBook (has_consent(session_id, adapter_id))
+
+
+class ArgumentCheck(Protocol):
+    """A check on validated arguments that runs between validate and gate (runtime/turn/checks.py).
+    Argument provenance and the personal-data guard are two; each returns its refusals."""
+
+    name: str
+
+    def __call__(self, given: CheckInput) -> list[Refusal]: ...
+
+
+@dataclass
+class Dispatched:
+    call: ToolCall
+    manifest: Manifest
+    outcome: Any  # dispatch.outcome.Outcome
+
+
+@dataclass
+class TurnState:
+    """The turn so far, shared by the stages after retrieval."""
+
+    messages: list[dict[str, Any]]
+    evidence: list[tuple[Manifest, Evidence]] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)  # evidence id -> full adapter output
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    deltas: list[str] = field(default_factory=list)
+    repair: str | None = None
+    repaired: bool = False
+
+
+class Stop(Exception):
+    """A stage ends the turn: the stop reason, the engine's text for it, a detail for the event."""
+
+    def __init__(self, reason: str, text: str, detail: str = "", layer: str | None = None):
+        super().__init__(reason)
+        self.reason, self.text, self.detail, self.layer = reason, text, detail, layer
