@@ -37,6 +37,11 @@ def decide(m: Manifest, session_id: str, book: ConsentBook | None) -> GateResult
         return GateResult("allow", gate)
     if book is not None and book.has_consent(session_id, m.id):
         return GateResult("allow", gate)
+    # A consent ledger that fails verification (runtime/store/ledger.py) opens no protected gate
+    # and takes no new consent: asking the citizen again would only loop.
+    ledger_ok = getattr(book, "ledger_ok", None)
+    if ledger_ok is not None and not ledger_ok():
+        return GateResult("deny", gate)
     return GateResult("consent_required", gate)
 
 

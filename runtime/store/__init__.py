@@ -17,6 +17,7 @@ from .models import (
     ChainReport,
     ConsentRecord,
     InvalidTransition,
+    LedgerBroken,
     Release,
     ReleaseConflict,
     RetentionPolicy,
@@ -83,7 +84,7 @@ def open_store(url: str | None = None, *, policy: RetentionPolicy | None = None,
 __all__ = [
     "open_store", "default_url", "sqlite_path", "Store", "SQLStore", "apply_retention",
     "MIGRATIONS", "GENESIS_HASH", "TRACE_STATES", "ChainReport", "ConsentRecord",
-    "InvalidTransition", "Release", "ReleaseConflict", "RetentionPolicy", "Session", "StoreError",
+    "InvalidTransition", "LedgerBroken", "Release", "ReleaseConflict", "RetentionPolicy", "Session", "StoreError",
     "Trace", "UnknownConsent", "UnknownRelease", "UnknownTrace", "new_trace_id", "redact",
     "redact_value",
 ]

@@ -8,6 +8,9 @@ and convert timestamps / JSON / blobs to and from their column types.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import logging
+import secrets
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,6 +26,7 @@ from .models import (
     ChainReport,
     ConsentRecord,
     InvalidTransition,
+    LedgerBroken,
     Release,
     ReleaseConflict,
     RetentionPolicy,
@@ -38,7 +42,10 @@ from .models import (
     parse_iso,
     utcnow,
 )
+from .ledger import HeadFile, Keyring, LedgerKeyError, check_head
 from .redact import redact, redact_value
+
+log = logging.getLogger("ummaya.store")
 
 # Keys whose string values are the citizen's or the answer's raw text: dropped entirely (not just
 # redacted) inside events and meta when the policy keeps no raw text.
@@ -242,6 +249,8 @@ class SQLStore(Store):
         self.url = url
         self.policy = policy or RetentionPolicy.from_env()
         self._lock = threading.RLock()
+        self._keys: Keyring | None = None
+        self._heads: HeadFile | None = None
 
     # ---- backend hooks
     @abstractmethod
@@ -341,22 +350,139 @@ class SQLStore(Store):
             data_items=list(self._json_out(row["data_items"])), retention=row["retention"],
             refusal=row["refusal"], granted_at=self._ts_out(row["granted_at"]),
             action=row["action"], prev_hash=row["prev_hash"], hash=row["hash"], seq=row["seq"],
+            key_id=row.get("key_id"),
         )
 
+    # ---- the keyed ledger (ledger.py): key and head checkpoint live outside the database
+    def ledger_keys(self) -> Keyring:
+        """Read once per store: a rotated key takes effect when processes restart."""
+        if self._keys is None:
+            self._keys = Keyring.from_env()
+        return self._keys
+
+    def ledger_heads(self) -> HeadFile:
+        if self._heads is None:
+            self._heads = HeadFile()
+        return self._heads
+
+    def _ledger_id(self, tx: Tx, *, create: bool) -> str | None:
+        rows = tx.q("SELECT ledger_id FROM ledger_meta ORDER BY created_at, ledger_id")
+        if len(rows) > 1:
+            raise LedgerBroken("the ledger has more than one ledger id (ledger_meta was edited)")
+        if rows:
+            return rows[0]["ledger_id"]
+        if not create:
+            return None
+        lid = secrets.token_hex(16)
+        tx.q("INSERT INTO ledger_meta (ledger_id, created_at) VALUES (?, ?)",
+             (lid, self._ts_in(utcnow())))
+        return lid
+
+    def _head_problem(self, keys: Keyring, lid: str | None, last: dict[str, Any] | None
+                      ) -> tuple[str | None, int | None]:
+        """Why the chain's end disagrees with the signed head checkpoint (None if it agrees), and
+        the checkpoint's sequence number."""
+        if lid is None:
+            if last is None:
+                return None, None
+            return ("the ledger has records but no ledger id, so no signed head "
+                    "(an unkeyed legacy ledger or a tampered one: check it, then run "
+                    "`ummaya consent anchor`)"), None
+        try:
+            cp = self.ledger_heads().read(lid)
+        except ValueError as exc:
+            return str(exc), None
+        if isinstance(cp, dict):
+            return cp["error"], None
+        if cp is None:
+            if last is None:
+                return None, None
+            return ("no signed head checkpoint for this ledger (records were written elsewhere, "
+                    "or the head file was lost: check, then `ummaya consent anchor`)"), None
+        why = check_head(cp, keys, lid)
+        if why:
+            return why, cp.seq
+        if last is None:
+            if cp.seq == 0 and cp.hash == GENESIS_HASH:
+                return None, 0
+            return (f"the ledger is empty but its signed head names record seq={cp.seq}: "
+                    "records were deleted"), cp.seq
+        if cp.seq > last["seq"]:
+            return (f"the chain ends at seq={last['seq']} but the signed head names seq={cp.seq}: "
+                    "the newest records were deleted (or the last append never committed)"), cp.seq
+        if cp.seq < last["seq"]:
+            return (f"records after the signed head (seq={cp.seq}) up to seq={last['seq']} were "
+                    "appended without moving it (forged appends?)"), cp.seq
+        if not hmac.compare_digest(cp.hash, last["hash"]):
+            return (f"the last record (seq={cp.seq}) is not the one the signed head names: "
+                    "it was replaced"), cp.seq
+        return None, cp.seq
+
+    def _walk(self, rows: list[dict[str, Any]], keys: Keyring) -> tuple[ChainReport | None, str]:
+        """Check every link and HMAC in order: the first broken record's report, or None."""
+        prev = GENESIS_HASH
+        granted: set[str] = set()
+        order = keys.order()
+        rank = -1
+        for row in rows:
+            try:
+                rec = self._consent(row)
+            except Exception as exc:  # a row edited into something unreadable
+                return ChainReport(False, len(rows), row.get("seq"), row.get("consent_id"),
+                                   f"unreadable record: {exc}"), prev
+            reason = None
+            key = keys.by_id(rec.key_id) if rec.key_id is not None else None
+            if rec.prev_hash != prev:
+                reason = "prev_hash does not link to the previous record (a record was removed, " \
+                         "inserted or reordered)"
+            elif rec.key_id is None and rank >= 0:
+                reason = "an unkeyed record after keyed ones (forged without the ledger key)"
+            elif rec.key_id is not None and key is None:
+                reason = (f"signed with an unknown key {rec.key_id} (forged, or a retired key is "
+                          "missing from UMMAYA_LEDGER_RETIRED_KEYS / ledger.retired)")
+            elif rec.key_id is not None and order.index(rec.key_id) < rank:
+                reason = "signed with a key retired before the previous record's key"
+            elif not hmac.compare_digest(rec.compute_hash(key), rec.hash):
+                reason = ("content does not match its hash (the record was edited, or written "
+                          "without the ledger key)")
+            elif rec.action == "revoke" and rec.consent_id not in granted:
+                reason = "revoke of a consent that was never granted earlier in the chain"
+            if reason:
+                return ChainReport(False, len(rows), rec.seq, rec.consent_id, reason), prev
+            if rec.key_id is not None:
+                rank = order.index(rec.key_id)
+            if rec.action == "grant":
+                granted.add(rec.consent_id)
+            prev = rec.hash
+        return None, prev
+
     def _append_consent(self, tx: Tx, record: ConsentRecord) -> ConsentRecord:
-        """Link ``record`` to the chain's head and insert it. Caller holds the chain lock."""
-        head = tx.q("SELECT hash FROM consents ORDER BY seq DESC LIMIT 1")
-        record.prev_hash = head[0]["hash"] if head else GENESIS_HASH
-        record.hash = record.compute_hash()
+        """Link ``record`` to the chain's end, sign it, insert it, move the signed head.
+        Caller holds the chain lock. Refuses (LedgerBroken) when the chain's end is not the one
+        the signed head names: appending would otherwise bury a deleted tail."""
+        keys = self.ledger_keys()
+        last_rows = tx.q("SELECT seq, hash FROM consents ORDER BY seq DESC LIMIT 1")
+        last = last_rows[0] if last_rows else None
+        lid = self._ledger_id(tx, create=last is None)
+        problem, _ = self._head_problem(keys, lid, last)
+        if problem or lid is None:
+            raise LedgerBroken(f"the consent ledger failed verification, nothing recorded: {problem}")
+        record.prev_hash = last["hash"] if last else GENESIS_HASH
+        record.key_id = keys.current_id
+        record.hash = record.compute_hash(keys.current)
         rows = tx.q(
             "INSERT INTO consents (consent_id, session_id, adapter_id, purpose, data_items, "
-            "retention, refusal, granted_at, action, prev_hash, hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            "retention, refusal, granted_at, action, prev_hash, hash, key_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             (record.consent_id, record.session_id, record.adapter_id, record.purpose,
              self._json_in(list(record.data_items)), record.retention, record.refusal,
-             self._ts_in(record.granted_at), record.action, record.prev_hash, record.hash),
+             self._ts_in(record.granted_at), record.action, record.prev_hash, record.hash,
+             record.key_id),
         )
         record.seq = rows[0]["seq"]
+        # Written while the chain lock is held, just before the commit: a crash in between leaves
+        # the head one record ahead, which verify reports (fail closed) — see docs/ledger.md.
+        self.ledger_heads().write(keys, lid, record.seq, record.hash)
         return record
 
     def grant_consent(self, session_id: str, adapter_id: str, *, purpose: str,
@@ -427,31 +553,66 @@ class SQLStore(Store):
         return [self._consent(r) for r in rows]
 
     def verify(self) -> ChainReport:
-        """Walk the chain in order; report the first record whose link or content is wrong."""
-        with self.tx(write=False) as tx:
+        """Walk the chain in order (links, HMACs, key order), then compare its end with the
+        signed head checkpoint; report the first thing that is wrong."""
+        try:
+            keys = self.ledger_keys()
+        except LedgerKeyError as exc:
+            return ChainReport(False, 0, reason=f"ledger key: {exc}")
+        # Under the chain lock, so an append cannot land between reading rows and the head file.
+        with self.tx() as tx:
+            self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)
             rows = tx.q("SELECT * FROM consents ORDER BY seq")
-        prev = GENESIS_HASH
-        granted: set[str] = set()
-        for n, row in enumerate(rows):
             try:
-                rec = self._consent(row)
-            except Exception as exc:  # a row edited into something unreadable
-                return ChainReport(False, len(rows), row.get("seq"), row.get("consent_id"),
-                                   f"unreadable record: {exc}")
-            reason = None
-            if rec.prev_hash != prev:
-                reason = "prev_hash does not link to the previous record (a record was removed, " \
-                         "inserted or reordered)"
-            elif rec.compute_hash() != rec.hash:
-                reason = "content does not match its hash (the record was edited)"
-            elif rec.action == "revoke" and rec.consent_id not in granted:
-                reason = "revoke of a consent that was never granted earlier in the chain"
-            if reason:
-                return ChainReport(False, len(rows), rec.seq, rec.consent_id, reason)
-            if rec.action == "grant":
-                granted.add(rec.consent_id)
-            prev = rec.hash
-        return ChainReport(True, len(rows), head=prev)
+                lid = self._ledger_id(tx, create=False)
+            except LedgerBroken as exc:
+                return ChainReport(False, len(rows), reason=str(exc))
+            broken, prev = self._walk(rows, keys)
+            if broken is not None:
+                return broken
+            last = {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]} if rows else None
+            problem, head_seq = self._head_problem(keys, lid, last)
+        if problem:
+            where = head_seq if head_seq is not None else (last["seq"] if last else None)
+            return ChainReport(False, len(rows), where, None, problem, head_seq=head_seq)
+        return ChainReport(True, len(rows), head=prev, head_seq=head_seq)
+
+    def anchor(self) -> ChainReport:
+        """Operator repair (needs the key): check every record's link and HMAC, then sign the
+        head checkpoint at the chain's current end — for a legacy (unkeyed) ledger, after a crash
+        between writing the head and committing, or after a key rotation. Never anchors a chain
+        whose records do not verify."""
+        keys = self.ledger_keys()
+        with self.tx() as tx:
+            self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)
+            rows = tx.q("SELECT * FROM consents ORDER BY seq")
+            broken, prev = self._walk(rows, keys)
+            if broken is not None:
+                return broken
+            lid = self._ledger_id(tx, create=True)
+            assert lid is not None
+            seq = rows[-1]["seq"] if rows else 0
+            self.ledger_heads().write(keys, lid, seq, prev)
+        return ChainReport(True, len(rows), head=prev, head_seq=seq)
+
+    def ledger_ok(self) -> bool:
+        """For the gate: a ledger that fails verification lets no consent-gated call through."""
+        try:
+            report = self.verify()
+        except Exception:  # noqa: BLE001 - fail closed, but say why in the log
+            log.exception("consent ledger verification could not run")
+            return False
+        if not report.ok:
+            log.error("consent ledger failed verification at seq=%s: %s", report.broken_seq,
+                      report.reason)
+        return report.ok
+
+    def has_consent(self, session_id: str, adapter_id: str) -> bool:
+        """An active grant counts only while the whole ledger verifies: a forged grant, or a
+        grant whose revocation was deleted, must not open the gate."""
+        if self.active_consent(session_id, adapter_id) is None:
+            return False
+        return self.ledger_ok()
 
     # ---- traces
     def _trace(self, row: dict[str, Any], events: list[dict[str, Any]] | None) -> Trace:

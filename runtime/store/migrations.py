@@ -131,6 +131,29 @@ MIGRATIONS: list[Migration] = [
     Migration("m002_append_only_guards", sqlite=tuple(_M002_SQLITE), postgresql=tuple(_M002_PG)),
 ]
 
+# The keyed ledger (runtime/store/ledger.py): which key signed each record, and the ledger's own
+# random id, which names its signed head checkpoint outside the database. Both append-only.
+_M003 = [
+    _both("ALTER TABLE consents ADD COLUMN key_id TEXT"),
+    _both("""CREATE TABLE ledger_meta (
+        ledger_id TEXT PRIMARY KEY,
+        created_at {ts} NOT NULL
+    )"""),
+]
+_M003_SQLITE = [s for s, _ in _M003]
+_M003_PG = [p for _, p in _M003]
+for _op in ("UPDATE", "DELETE"):
+    _M003_SQLITE.append(
+        f"CREATE TRIGGER ledger_meta_no_{_op.lower()} BEFORE {_op} ON ledger_meta "
+        f"BEGIN SELECT RAISE(ABORT, '{_op} on ledger_meta refused: the table is append-only'); END"
+    )
+    _M003_PG.append(
+        f"CREATE TRIGGER ledger_meta_no_{_op.lower()} BEFORE {_op} ON ledger_meta "
+        f"FOR EACH ROW EXECUTE FUNCTION ummaya_refuse_change()"
+    )
+MIGRATIONS.append(
+    Migration("m003_keyed_consent_ledger", sqlite=tuple(_M003_SQLITE), postgresql=tuple(_M003_PG)))
+
 # Key of the PostgreSQL advisory lock that serializes migrations across processes.
 MIGRATION_LOCK_KEY = 0x756D6D6179610001  # "ummaya" + 1
 # Key of the advisory lock that serializes appends to the consent hash chain.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -133,18 +134,30 @@ class ConsentRecord:
     prev_hash: str
     hash: str = ""
     seq: int | None = None
+    # The id of the ledger key whose HMAC is ``hash`` (runtime/store/ledger.py). None only on
+    # records written before the ledger was keyed: their hash is a plain SHA-256.
+    key_id: str | None = None
 
     def hashed_payload(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in CONSENT_HASHED_FIELDS}
         d["granted_at"] = iso(self.granted_at)
         d["data_items"] = list(self.data_items)
+        if self.key_id is not None:
+            d["key_id"] = self.key_id
         return d
 
-    def compute_hash(self) -> str:
-        return hashlib.sha256(canonical_json(self.hashed_payload()).encode("utf-8")).hexdigest()
+    def compute_hash(self, key: bytes | None = None) -> str:
+        """HMAC-SHA256 with the ledger key for keyed records; plain SHA-256 for legacy ones."""
+        if self.key_id is None:
+            return hashlib.sha256(canonical_json(self.hashed_payload()).encode("utf-8")).hexdigest()
+        if key is None:
+            raise ValueError(f"record {self.consent_id} is keyed ({self.key_id}): pass the key")
+        return hmac.new(key, canonical_json(self.hashed_payload()).encode("utf-8"),
+                        hashlib.sha256).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         d = self.hashed_payload()
+        d["key_id"] = self.key_id
         d["hash"] = self.hash
         d["seq"] = self.seq
         return d
@@ -160,6 +173,8 @@ class ChainReport:
     # The last record's hash when intact. A hash chain cannot show that its newest records were
     # cut off; comparing this with a head noted earlier (or kept elsewhere) can.
     head: str | None = None
+    # The signed head checkpoint kept outside the database (sequence number of the last record).
+    head_seq: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -233,3 +248,7 @@ class UnknownTrace(StoreError):
 
 class InvalidTransition(StoreError):
     pass
+
+
+class LedgerBroken(StoreError):
+    """The consent ledger failed verification: nothing is appended and no consent counts."""

@@ -109,10 +109,15 @@ class TurnEngine:
         c = m.permission.consent
         if self.store is None or c is None:
             return self.consents.grant_consent(session_id, m)  # type: ignore[call-arg]
-        rec = self.store.grant_consent(
-            session_id, m.id, purpose=c.purpose.ko, data_items=list(c.data_items),
-            retention=c.retention.ko, refusal=c.refusal.ko,
-        )
+        from ..store.models import LedgerBroken
+
+        try:
+            rec = self.store.grant_consent(
+                session_id, m.id, purpose=c.purpose.ko, data_items=list(c.data_items),
+                retention=c.retention.ko, refusal=c.refusal.ko,
+            )
+        except LedgerBroken:  # nothing recorded; the gate then denies (ledger_ok is False)
+            return ""
         return rec.consent_id
 
     async def ask(self, req: TurnRequest) -> TurnResult:

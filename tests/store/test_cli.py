@@ -127,7 +127,7 @@ def test_installed_command_runs(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"ok": True, "records": 0, "broken_seq": None,
                                       "broken_consent_id": None, "reason": None,
-                                      "head": "0" * 64}
+                                      "head": "0" * 64, "head_seq": None}
     out = subprocess.run([*cmd, "traces", "purge", "--db", db], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0 and "purged 0" in out.stdout

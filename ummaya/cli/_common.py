@@ -25,3 +25,78 @@ def emit_json(obj: Any) -> None:
 def fail(message: str, code: int = 1) -> None:
     click.echo(message, err=True)
     raise SystemExit(code)
+
+
+# -- option values that must fail cleanly (exit 2, the option named), never as a traceback -------
+
+MAX_SESSION_CHARS = 128
+
+
+class SessionName(click.ParamType):
+    """A local session name: 1–128 printable characters (Korean welcome), no control characters,
+    nothing that is not valid UTF-8. ``'*'`` (every session) only where ``standing`` allows it."""
+
+    name = "session"
+
+    def __init__(self, standing: bool = False):
+        self.standing = standing
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail("is not valid UTF-8 (invalid bytes)", param, ctx)
+        if not text.strip():
+            self.fail("is empty", param, ctx)
+        if len(text) > MAX_SESSION_CHARS:
+            self.fail(f"is over {MAX_SESSION_CHARS} characters", param, ctx)
+        if any(not ch.isprintable() for ch in text):
+            self.fail("contains control or non-printable characters", param, ctx)
+        if text == "*" and not self.standing:
+            self.fail("'*' means every session; name one session", param, ctx)
+        return text
+
+
+SUPPORTED_DB = ("sqlite:", "postgresql://", "postgres://")
+
+
+class DatabaseURL(click.ParamType):
+    """``sqlite:///path``, ``postgresql://…`` or a plain file path; anything else is refused before
+    anything is opened."""
+
+    name = "url"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail("is not valid UTF-8 (invalid bytes)", param, ctx)
+        if not text.strip() or any(ord(ch) < 32 for ch in text):
+            self.fail("is empty or contains control characters", param, ctx)
+        if "://" in text and not text.startswith(SUPPORTED_DB):
+            scheme = text.split("://", 1)[0]
+            self.fail(f"unsupported database URL scheme {scheme!r} (use sqlite:///path or "
+                      "postgresql://…)", param, ctx)
+        return text
+
+
+def db_option_for(help_text: str | None = None) -> Any:
+    return click.option(
+        "--db", default=None, metavar="URL", type=DatabaseURL(),
+        help=help_text or "Store URL (sqlite:///path or postgresql://…); default: "
+                          "UMMAYA_DATABASE_URL, else state_dir()/ummaya.sqlite3.",
+    )
+
+
+def open_db(db: str | None, **kw: Any) -> Any:
+    """The store, or a clean exit 2 naming why it cannot be opened (unreachable server, a path
+    that is a folder or not writable, a bad URL in UMMAYA_DATABASE_URL)."""
+    from ummaya.runtime.store import open_store
+
+    try:
+        return open_store(db, **kw)
+    except Exception as exc:  # noqa: BLE001 - every cause ends the same clean way
+        where = f"--db {db}" if db else "the database (UMMAYA_DATABASE_URL or UMMAYA_HOME)"
+        fail(f"error [store_unavailable]: cannot open {where}: {exc}", 2)

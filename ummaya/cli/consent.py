@@ -4,23 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json, fail
+from ._common import SessionName, db_option_for, emit_json, fail, open_db
 
-db_option = click.option(
-    "--db", default=None, metavar="URL",
-    help="Store URL (sqlite:///path or postgresql://…); default: UMMAYA_DATABASE_URL, else "
-         "state_dir()/ummaya.sqlite3.",
-)
-
-
-def open_db(db: str | None):
-    from ummaya.runtime.store import open_store
-
-    try:
-        return open_store(db)
-    except Exception as exc:  # unreachable server, bad URL, unreadable file
-        fail(f"error [store_unavailable]: {exc}", 2)
-
+db_option = db_option_for()
 
 def _status(records) -> dict[str, str]:
     """consent_id -> active | revoked."""
@@ -36,7 +22,8 @@ def consent() -> None:
 
 
 @consent.command("list")
-@click.option("--session", "session_id", default=None, help="Only this session ('*' = standing consents).")
+@click.option("--session", "session_id", default=None, type=SessionName(standing=True),
+              help="Only this session ('*' = standing consents).")
 @click.option("--all", "show_all", is_flag=True, help="Every record in the chain, revokes included.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: {\"consents\": [...]}.")
 @db_option
@@ -65,7 +52,8 @@ def list_cmd(session_id: str | None, show_all: bool, as_json: bool, db: str | No
 @consent.command("revoke")
 @click.argument("consent_id", required=False)
 @click.option("--adapter", "adapter_id", default=None, help="With --session: revoke this adapter's active consents.")
-@click.option("--session", "session_id", default=None, help="With --adapter ('*' = a standing consent).")
+@click.option("--session", "session_id", default=None, type=SessionName(standing=True),
+              help="With --adapter ('*' = a standing consent).")
 @click.option("--json", "as_json", is_flag=True)
 @db_option
 def revoke(consent_id: str | None, adapter_id: str | None, session_id: str | None, as_json: bool,
@@ -105,5 +93,102 @@ def verify(as_json: bool, db: str | None) -> None:
     else:
         click.echo(f"BROKEN at record seq={report.broken_seq} consent={report.broken_consent_id}: "
                    f"{report.reason} ({report.records} records)", err=True)
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@consent.command("grant")
+@click.argument("adapter_id")
+@click.option("--session", "session_id", required=True, type=SessionName(standing=True),
+              help="The session the consent is for: a local name, a server-issued id, or '*' "
+                   "(a standing consent for every session).")
+@click.option("--root", type=click.Path(file_okay=False), default=None,
+              help="Project folder whose generated/ names the adapter and its consent notice.")
+@click.option("--json", "as_json", is_flag=True, help="Print the recorded grant as one JSON object.")
+@db_option
+def grant(adapter_id: str, session_id: str, root: str | None, as_json: bool, db: str | None) -> None:
+    """Record consent for ADAPTER_ID with the notice its manifest declares (purpose, data items,
+    retention, right to refuse), in the same keyed ledger the gate reads."""
+    from ummaya.paths import generated_dir
+    from ummaya.runtime.catalog import Catalog, CatalogError
+    from ummaya.runtime.store import LedgerBroken
+
+    try:
+        catalog = Catalog.load(generated_dir(root))
+    except CatalogError as exc:
+        fail(f"error [catalog_missing]: {exc}", 2)
+    if adapter_id not in catalog.adapters:
+        raise click.BadParameter(f"unknown adapter id {adapter_id!r} (ummaya adapters lists them)",
+                                 param_hint="ADAPTER_ID")
+    m = catalog.get(adapter_id)
+    notice = m.permission.consent
+    if notice is None:
+        raise click.BadParameter(f"{adapter_id} declares no consent notice (gate "
+                                 f"{m.permission.gate!r}): there is nothing to consent to",
+                                 param_hint="ADAPTER_ID")
+    with open_db(db) as store:
+        try:
+            rec = store.grant_consent(session_id, adapter_id, purpose=notice.purpose.ko,
+                                      data_items=list(notice.data_items),
+                                      retention=notice.retention.ko, refusal=notice.refusal.ko)
+        except LedgerBroken as exc:
+            fail(f"error [ledger_broken]: {exc}", 1)
+        except Exception as exc:  # noqa: BLE001 - e.g. an unreadable ledger key file
+            fail(f"error [ledger_unavailable]: {exc}", 1)
+    if as_json:
+        emit_json({"granted": rec.to_dict()})
+        return
+    click.echo(f"granted {rec.consent_id} (session={rec.session_id} adapter={rec.adapter_id})")
+    click.echo(f"    목적 purpose: {rec.purpose}")
+    click.echo(f"    항목 data items: {', '.join(rec.data_items)}")
+    click.echo(f"    보유 retention: {rec.retention}")
+    click.echo(f"    거부 right to refuse: {rec.refusal}")
+
+
+@consent.command("anchor")
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+def anchor(as_json: bool, db: str | None) -> None:
+    """Operator repair: check every record's link and signature, then sign the head checkpoint at
+    the chain's end (a legacy ledger, a crash mid-append, after a key rotation). Refuses a chain
+    whose records do not verify. See docs/ledger.md before using it."""
+    with open_db(db) as store:
+        try:
+            report = store.anchor()
+        except Exception as exc:  # noqa: BLE001 - key file problems and the like
+            fail(f"error [ledger_unavailable]: {exc}", 1)
+    if as_json:
+        emit_json(report.to_dict())
+    elif report.ok:
+        click.echo(f"anchored: head at seq={report.head_seq} ({report.records} records) {report.head}")
+    else:
+        click.echo(f"NOT anchored: record seq={report.broken_seq} consent={report.broken_consent_id}: "
+                   f"{report.reason}", err=True)
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@consent.command("rotate-key")
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+def rotate_key(as_json: bool, db: str | None) -> None:
+    """Rotate the ledger key kept in UMMAYA_HOME/ledger.key: the ledger must verify first; the old
+    key moves to ledger.retired (it still verifies older records), a new key is written 0600 and
+    the head is re-signed with it. Restart running servers afterwards. With UMMAYA_LEDGER_KEY set,
+    rotate by hand (docs/ledger.md)."""
+    from ummaya.runtime.store.ledger import rotate_key_file
+
+    with open_db(db) as store:
+        try:
+            report = rotate_key_file(store)
+        except Exception as exc:  # noqa: BLE001
+            fail(f"error [ledger_rotation]: {exc}", 1)
+    if as_json:
+        emit_json(report.to_dict())
+    elif report.ok:
+        click.echo(f"rotated: new key {store.ledger_keys().current_id}; head re-signed at "
+                   f"seq={report.head_seq}")
+    else:
+        click.echo(f"NOT rotated: {report.reason}", err=True)
     if not report.ok:
         raise SystemExit(1)
