@@ -19,13 +19,6 @@ from typing import Any
 from . import lexicon as lx
 
 _COORD = re.compile(r"(?<![\d.])(3[3-9]\.\d{2,})\s*[,/ ]\s*(12[4-9]\.\d{2,}|13[0-2]\.\d{2,})(?![\d.])")
-_KO_PLACE_MARKER = re.compile(
-    r"^(?P<place>.+?)\s*(?:에서\s*)?(?:근처|주변|인근|부근|근방|가까운|가까이|앞|옆|쪽에|쪽)(?=\s|$|에|의|으로|로)"
-)
-_EN_PLACE = re.compile(
-    r"\b(?:near|around|close to|nearby|by|at|in)\s+(?P<place>[A-Za-z0-9 .'\-]+?)(?=\s*(?:[,?!.]|$|\b(?:today|tomorrow|tonight|now|right now|this|please|open|that|which|with)\b))",
-    re.I,
-)
 _WORD = re.compile(r"[\w\-·.]+", re.U)
 
 
@@ -89,20 +82,24 @@ def find_coordinates(text: str) -> tuple[float, float] | None:
 
 
 def find_place(text: str, language: str) -> str | None:
-    """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스."""
-    if language == "ko":
-        m = _KO_PLACE_MARKER.search(text)
-        if m:
-            place = " ".join(
-                w for w in m.group("place").split() if w not in lx.TEMPORAL_WORDS
-            )
-            return place.strip() or None
-        return None
-    m = _EN_PLACE.search(text)
-    if m:
-        place = m.group("place").strip(" .'-")
-        return place or None
-    return None
+    """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스.
+
+    Only the place span (runtime/plan/place.py): degree, time and request words and personal
+    data are never part of it (「하단동인데 제일 가까운 …」 → 하단동)."""
+    from .place import place_span
+
+    return place_span(_without_personal(text), language)
+
+
+def _without_personal(text: str) -> str:
+    """``text`` with personal data replaced by a mark no place can span across."""
+    if not text or ("@" not in text and not any(ch.isdigit() for ch in text)):
+        return text
+    from ..guard.personal import find_personal
+
+    for f in sorted(find_personal(text), key=lambda f: f.start, reverse=True):
+        text = text[: f.start] + " ⟦⟧ " + text[f.end:]
+    return text
 
 
 def content_words(text: str, vocabulary: set[str]) -> list[str]:
@@ -112,7 +109,9 @@ def content_words(text: str, vocabulary: set[str]) -> list[str]:
     is about *specifically* (타이레놀, 부산역) — the argument.
     """
     out = []
-    for w in words(text):
+    for w in words(_without_personal(text)):
+        if "⟦⟧" in w:
+            continue
         lw = w.lower()
         if lw in lx.STOPWORDS or w in lx.TEMPORAL_WORDS or lw in lx.TEMPORAL_WORDS:
             continue

@@ -319,9 +319,13 @@ class SQLStore(Store):
 
     # ---- sessions
     def _session(self, row: dict[str, Any]) -> Session:
+        dialogue = row.get("dialogue")
+        expires = row.get("dialogue_expires_at")
         return Session(session_id=row["session_id"], slots=self._json_out(row["slots"]),
                        turns=row["turns"], created_at=self._ts_out(row["created_at"]),
-                       updated_at=self._ts_out(row["updated_at"]))
+                       updated_at=self._ts_out(row["updated_at"]),
+                       dialogue=self._json_out(dialogue) if dialogue is not None else None,
+                       dialogue_expires_at=self._ts_out(expires) if expires is not None else None)
 
     def get_session(self, session_id: str) -> Session | None:
         with self.tx(write=False) as tx:
@@ -331,14 +335,17 @@ class SQLStore(Store):
     def put_session(self, session: Session) -> Session:
         now = utcnow()
         created = session.created_at or now
+        dialogue = self._json_in(session.dialogue) if session.dialogue is not None else None
+        expires = self._ts_in(as_utc(session.dialogue_expires_at)) if session.dialogue_expires_at else None
         with self.tx() as tx:
             rows = tx.q(
-                "INSERT INTO sessions (session_id, created_at, updated_at, slots, turns) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
-                "updated_at = excluded.updated_at, slots = excluded.slots, turns = excluded.turns "
+                "INSERT INTO sessions (session_id, created_at, updated_at, slots, turns, dialogue, "
+                "dialogue_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "updated_at = excluded.updated_at, slots = excluded.slots, turns = excluded.turns, "
+                "dialogue = excluded.dialogue, dialogue_expires_at = excluded.dialogue_expires_at "
                 "RETURNING *",
                 (session.session_id, self._ts_in(created), self._ts_in(now),
-                 self._json_in(session.slots), int(session.turns)),
+                 self._json_in(session.slots), int(session.turns), dialogue, expires),
             )
         return self._session(rows[0])
 
@@ -734,6 +741,9 @@ class SQLStore(Store):
             tx.q("DELETE FROM trace_events WHERE trace_id IN "
                  "(SELECT trace_id FROM traces WHERE expires_at <= ?)", (cutoff,))
             rows = tx.q("DELETE FROM traces WHERE expires_at <= ? RETURNING trace_id", (cutoff,))
+            # A conversation is forgotten with its session's idle expiry (not counted: no trace).
+            tx.q("UPDATE sessions SET dialogue = NULL, dialogue_expires_at = NULL "
+                 "WHERE dialogue_expires_at <= ?", (cutoff,))
         return len(rows)
 
     # ---- releases

@@ -122,6 +122,12 @@ for _table in ("consents", "releases"):
             f"FOR EACH ROW EXECUTE FUNCTION ummaya_refuse_change()"
         )
 
+_M003 = [
+    _both("ALTER TABLE sessions ADD COLUMN dialogue {json}"),
+    _both("ALTER TABLE sessions ADD COLUMN dialogue_expires_at {ts}"),
+    _both("CREATE INDEX sessions_by_dialogue_expiry ON sessions (dialogue_expires_at)"),
+]
+
 MIGRATIONS: list[Migration] = [
     Migration(
         "m001_initial",
@@ -129,6 +135,12 @@ MIGRATIONS: list[Migration] = [
         postgresql=tuple(p for _, p in _M001),
     ),
     Migration("m002_append_only_guards", sqlite=tuple(_M002_SQLITE), postgresql=tuple(_M002_PG)),
+    # The dialogue state (runtime/dialogue/state.py) lives with its session and expires with it.
+    Migration(
+        "m003_session_dialogue",
+        sqlite=tuple(s for s, _ in _M003),
+        postgresql=tuple(p for _, p in _M003),
+    ),
 ]
 
 # The keyed ledger (runtime/store/ledger.py): which key signed each record, and the ledger's own

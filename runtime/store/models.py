@@ -102,11 +102,16 @@ class Session:
     turns: int = 0
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    # The dialogue state (runtime/dialogue/state.py) as JSON, or None; forgotten at
+    # dialogue_expires_at (purge_expired clears it, loading ignores an expired one).
+    dialogue: dict[str, Any] | None = None
+    dialogue_expires_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["created_at"] = iso(self.created_at) if self.created_at else None
         d["updated_at"] = iso(self.updated_at) if self.updated_at else None
+        d["dialogue_expires_at"] = iso(self.dialogue_expires_at) if self.dialogue_expires_at else None
         return d
 
 

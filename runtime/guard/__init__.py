@@ -1,0 +1,1 @@
+"""Guards the engine applies to every planner's proposal before anything leaves the machine."""

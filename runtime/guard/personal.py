@@ -1,0 +1,168 @@
+"""The personal-data guard: personal values go only where they are declared and consented.
+
+Every planner (the offline one, a model) proposes arguments; before dispatch each free-text
+argument is checked with the shared detector ``find_personal`` (주민등록번호, phone numbers in any
+spelling, e-mail, card numbers passing Luhn, passport and driver-licence numbers). A value found may
+stay only in a *declared personal field* (an input field whose ``x-slot`` names that kind of data,
+or that says ``x-personal: true``) of a *protected* adapter (gate other than read-only) that
+declares a consent notice — the gate then requires the citizen's consent before the call. Anywhere
+else the value is removed; a field that names a place (a locate query) keeps just the place.
+
+Each removal is reported as a redaction record naming the adapter, field and kind of data — never
+the value — which the turn records as a ``redaction`` event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ummaya.codegen.manifest import Manifest
+
+try:  # the shared detector (owner: runtime/store/redact.py)
+    from ..store.redact import find_personal
+except ImportError:  # pragma: no cover - until the shared detector lands
+    from ._detector import find_personal  # type: ignore[assignment]
+
+# Which input-field slot types may hold which kind of personal data.
+FIELD_KINDS: dict[str, frozenset[str]] = {
+    "phone": frozenset({"phone"}),
+    "email": frozenset({"email"}),
+    "rrn": frozenset({"rrn"}),
+    "resident_number": frozenset({"rrn"}),
+    "card_number": frozenset({"card"}),
+    "passport_number": frozenset({"passport"}),
+    "driver_licence": frozenset({"driver_licence"}),
+    "driver_license": frozenset({"driver_licence"}),
+}
+
+# Slot types whose value is a place: after removal such a field keeps only the place span.
+PLACE_FIELD_SLOTS = frozenset({"place", "keyword", "stop_name", "free_text", "address"})
+
+
+@dataclass(frozen=True)
+class Redaction:
+    adapter_id: str
+    field: str
+    kinds: tuple[str, ...]
+    action: str  # "removed" (the value without the personal data) | "dropped" (nothing was left)
+
+    def event(self) -> dict[str, Any]:
+        return {"adapter_id": self.adapter_id, "field": self.field, "kinds": list(self.kinds),
+                "action": self.action}
+
+
+def is_protected(m: Manifest) -> bool:
+    return m.permission.gate != "read-only"
+
+
+def allowed_kinds(m: Manifest, field: str, prop: dict[str, Any]) -> frozenset[str]:
+    """The kinds of personal data this field may carry: only a declared personal field of a
+    protected adapter with a consent notice."""
+    if not is_protected(m) or m.permission.consent is None:
+        return frozenset()
+    declared = prop.get("x-personal")
+    if isinstance(declared, str):
+        return frozenset({declared})
+    if isinstance(declared, list):
+        return frozenset(str(k) for k in declared)
+    kinds = FIELD_KINDS.get(str(prop.get("x-slot", field)), frozenset())
+    if declared is True and not kinds:
+        return frozenset({"rrn", "phone", "email", "card", "passport", "driver_licence"})
+    return kinds
+
+
+def _strip(text: str, spans: list[tuple[int, int]]) -> str:
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        out.append(text[last:start])
+        out.append(" ")
+        last = end
+    out.append(text[last:])
+    return " ".join("".join(out).split())
+
+
+def _clean_place(m: Manifest, text: str, spans: list[tuple[int, int]], language: str) -> str:
+    """What is left of a place field once personal data is gone: the place span when one can
+    be read, else the text without the personal values (never the personal values)."""
+    from ..plan.place import place_span
+
+    marked = text
+    for start, end in sorted(spans, reverse=True):
+        marked = marked[:start] + " ⟦⟧ " + marked[end:]
+    span = place_span(marked, language)
+    if span:
+        return span
+    return _strip(text, spans)
+
+
+def guard_arguments(
+    m: Manifest, arguments: dict[str, Any] | None, *, language: str = "ko",
+) -> tuple[dict[str, Any] | None, list[Redaction]]:
+    """``arguments`` with personal data removed where it may not go, and what was removed."""
+    if not arguments:
+        return arguments, []
+    props: dict[str, Any] = m.input_schema.get("properties", {})
+    out: dict[str, Any] = {}
+    redactions: list[Redaction] = []
+    for name, value in arguments.items():
+        prop = props.get(name, {}) if isinstance(props.get(name), dict) else {}
+        cleaned, kinds = _guard_value(m, name, prop, value, language)
+        if kinds:
+            action = "dropped" if cleaned in (None, "", [], {}) else "removed"
+            redactions.append(Redaction(m.id, name, tuple(sorted(kinds)), action))
+            if action == "dropped":
+                continue
+        out[name] = cleaned
+    return out, redactions
+
+
+def _guard_value(m: Manifest, name: str, prop: dict[str, Any], value: Any,
+                 language: str) -> tuple[Any, set[str]]:
+    if isinstance(value, str):
+        findings = find_personal(value)
+        if not findings:
+            return value, set()
+        allowed = allowed_kinds(m, name, prop)
+        bad = [f for f in findings if f.kind not in allowed]
+        if not bad:
+            return value, set()
+        spans = [(f.start, f.end) for f in bad]
+        kinds = {f.kind for f in bad}
+        if str(prop.get("x-slot", "")) in PLACE_FIELD_SLOTS or m.primitive == "locate":
+            return _clean_place(m, value, spans, language), kinds
+        return _strip(value, spans), kinds
+    if isinstance(value, list):
+        items, kinds = [], set()
+        for v in value:
+            c, k = _guard_value(m, name, prop.get("items", {}) if isinstance(prop.get("items"), dict) else {}, v, language)
+            kinds |= k
+            if c not in (None, ""):
+                items.append(c)
+        return items, kinds
+    if isinstance(value, dict):
+        sub_props = prop.get("properties", {}) if isinstance(prop.get("properties"), dict) else {}
+        obj, kinds = {}, set()
+        for k2, v in value.items():
+            c, k = _guard_value(m, k2, sub_props.get(k2, {}), v, language)
+            kinds |= k
+            if c not in (None, ""):
+                obj[k2] = c
+        return obj, kinds
+    return value, set()
+
+
+def contains_personal(value: Any) -> list[str]:
+    """Kinds of personal data anywhere in a JSON-like value (for tests and audits)."""
+    if isinstance(value, str):
+        return [f.kind for f in find_personal(value)]
+    if isinstance(value, dict):
+        return [k for v in value.values() for k in contains_personal(v)]
+    if isinstance(value, (list, tuple)):
+        return [k for v in value for k in contains_personal(v)]
+    return []
+
+
+__all__ = ["Redaction", "guard_arguments", "allowed_kinds", "contains_personal", "find_personal"]
