@@ -1,0 +1,300 @@
+"""Reading a message against the dialogue so far: answer, follow-up, topic switch, or new request.
+
+One function, :func:`resolve`, runs in the turn's context stage. It decides what the message is:
+
+- **answer** — the previous turn asked a question (``needs_input``); the message is first read as
+  its answer. When it fills one of the missing slots the pending intent resumes. It becomes a new
+  request only when it fills none *and* clearly names another service (topic words of its own,
+  retrieval ranking another adapter far above the pending one).
+- **followup** — an elliptical message that changes one thing (「광주는?」, 「모레는?」, "what about
+  tomorrow?"): no topic words of its own, so the last intent is kept; what it names (a place, a
+  time) replaces the carried value, everything else carries.
+- **switch** — a new topic (「그럼 병원은?」, 「거기 날씨는?」) with the carried place, unless the
+  message names its own.
+- **new** — anything else: a request that stands on its own (the carried place still fills a
+  location the request leaves open, as before).
+
+Deixis (거기, 그 근처, 여기, there) always resolves to the carried place. The carried topic is a
+retrieval signal — it wins a near tie — but never overrides a clear new request.
+
+The result (:class:`Frame`) holds the candidates for the planner, the slots it may fill from,
+hints (the place span the message gives, arguments carried from the last intent) and a short
+``view`` for the trace.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+from ..plan import lexicon as lx
+from ..plan import slots as sx
+from ..plan.place import bare_place, classify, has_deixis
+from .state import PERSONAL_SLOTS, PLACE_SLOTS, TIME_SLOTS, DialogueState
+
+Kind = Literal["new", "answer", "followup", "switch"]
+
+# A carried topic wins over the retrieval's top candidate when it scores at least this share of it.
+NEAR_TIE = 0.85
+# A pending intent yields to another adapter only when that one scores this many times higher.
+CLEARLY_NEW = 2.0
+
+_FILLERS_KO = re.compile(r"^(?:그럼|그러면|그리고|아|음|혹시|또|그럼요|근데|그런데|그건|이번엔|이번에는)\s*")
+_EN_FOLLOW = re.compile(r"^(?:and|what about|how about|and what about|then|ok|okay|so)\b", re.I)
+
+
+@dataclass
+class Hints:
+    """What the planner may use besides the request text (PlanContext.dialogue)."""
+
+    kind: Kind = "new"
+    place: str | None = None  # a place the message gives without an anchor (「하단동」)
+    carried: dict[str, Any] = field(default_factory=dict)  # field name -> value, from the last intent
+    references: dict[str, str] = field(default_factory=dict)  # reusable names (service_name, drug_name …)
+    pinned: str | None = None  # the adapter the dialogue points at (pending or last intent)
+
+
+@dataclass
+class Frame:
+    kind: Kind
+    candidates: list[dict[str, Any]]
+    slots: dict[str, Any]
+    hints: Hints
+    new_place: bool = False
+    new_time: bool = False
+    deixis: bool = False
+    topic_words: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "pinned": self.hints.pinned, "place": self.hints.place,
+            "new_place": self.new_place, "new_time": self.new_time, "deixis": self.deixis,
+            "carried": sorted(self.hints.carried), "carried_slots": sorted(self.slots),
+            "reason": self.reason,
+        }
+
+
+@lru_cache(maxsize=8)
+def _topic_vocabulary(catalog_key: int, catalog: Any) -> frozenset[str]:
+    """Words that name *what* a request is about, from every adapter's hints and title; place
+    names and function words are left out (they say where or how, not what)."""
+    vocab: set[str] = set()
+    for m in catalog.adapters.values():
+        for text in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en):
+            for w in sx.words(text):
+                lw = w.lower()
+                if len(lw) < 2 or lw in lx.STOPWORDS or lw in lx.TEMPORAL_WORDS:
+                    continue
+                kind, _ = classify(w)
+                if kind == "skip":
+                    continue
+                if w in _known_places():
+                    continue
+                vocab.add(lw)
+    return frozenset(vocab)
+
+
+def _known_places() -> frozenset[str]:
+    from ..plan.place import known_places
+
+    return known_places()
+
+
+def topic_vocabulary(catalog: Any) -> frozenset[str]:
+    return _topic_vocabulary(id(catalog), catalog)
+
+
+def adapter_vocabulary(m: Any) -> frozenset[str]:
+    from ..plan.offline import _vocabulary
+
+    return frozenset(_vocabulary(m))
+
+
+def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
+    """The words of ``text`` that name a topic (a service, a thing) rather than a place or time."""
+    out = []
+    for w in sx.words(sx._without_personal(text)):
+        lw = w.lower()
+        if len(lw) < 2 or lw in lx.TEMPORAL_WORDS or w in _known_places():
+            continue
+        if lw in vocabulary or any(lw.startswith(v) for v in vocabulary if len(v) >= 2):
+            out.append(w)
+    return out
+
+
+def _candidate(m: Any, score: float = 0.0) -> dict[str, Any]:
+    return {"adapter_id": m.id, "primitive": m.primitive, "tier": m.tier, "score": round(score, 6),
+            "domain": m.domain, "agency": m.agency.code, "coverage": 0.0, "text_score": 0.0,
+            "carried": True}
+
+
+def _pin(found: list[dict[str, Any]], m: Any, top_k: int) -> list[dict[str, Any]]:
+    rest = [c for c in found if c["adapter_id"] != m.id]
+    own = next((c for c in found if c["adapter_id"] == m.id), None)
+    first = dict(own, carried=True) if own else _candidate(m)
+    return [first, *rest][: max(top_k, 1)]
+
+
+def _names_time(text: str, language: str) -> bool:
+    from ..context import now_kst
+
+    now = now_kst()
+    return sx.find_date(text, now) is not None or (
+        sx.find_time(text, now) is not None and not re.search(r"지금|현재|now", text, re.I)
+    ) or re.search(r"\d{1,2}\s*시|오전|오후|아침|저녁|밤|주말|요일|weekend|morning|evening|night", text, re.I) is not None
+
+
+def _fills(missing: list[str], text: str, language: str, place: str | None, region: Any,
+           deixis: bool, state: DialogueState) -> list[str]:
+    """Which of the pending question's missing slots this message fills."""
+    out = []
+    now = None
+    for slot in missing:
+        if slot in PLACE_SLOTS or slot in ("place", "request"):
+            if place or region is not None or sx.find_coordinates(text) or (deixis and state.place):
+                out.append(slot)
+        elif slot in ("date", "time"):
+            from ..context import now_kst
+
+            now = now or now_kst()
+            if (sx.find_date if slot == "date" else sx.find_time)(text, now) is not None:
+                out.append(slot)
+        elif slot in sx_patterns():
+            if sx_patterns()[slot](text):
+                out.append(slot)
+        elif slot in ("keyword", "drug_name", "free_text", "specialty", "life_stage", "target_group"):
+            if sx.content_words(text, set()):
+                out.append(slot)
+    return out
+
+
+def sx_patterns() -> dict[str, Any]:
+    from ..plan.offline import _PATTERNS
+
+    return _PATTERNS
+
+
+def resolve(
+    query: str, language: str, state: DialogueState, catalog: Any, retriever: Any, *,
+    view: str | None = None, top_k: int = 5, filters: dict | None = None,
+) -> Frame:
+    """Read ``query`` against ``state``; run retrieval; return what the planner should see."""
+    text = _FILLERS_KO.sub("", query.strip())
+    text = _EN_FOLLOW.sub("", text).strip() or query
+    vocab = topic_vocabulary(catalog)
+    deixis = has_deixis(text)
+    anchored = sx.find_place(text, language)
+    region = sx.find_region(text)
+    topics = topic_words(text, vocab)
+    new_time = _names_time(text, language)
+    carried = state.carried_slots()
+
+    # Retrieval on the message as written (personal data removed by the caller's view).
+    context = frozenset(carried) if carried else frozenset()
+    found_raw = retriever.search(view or query, top_k=top_k, filters=filters, context_slots=context)
+    found = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found_raw]
+    top = found[0] if found else None
+
+    def score_of(adapter_id: str) -> float:
+        return next((float(c["score"]) for c in found if c["adapter_id"] == adapter_id), 0.0)
+
+    # ---- 1. an answer to the engine's own question
+    pending = state.pending if state.pending and state.pending.kind == "input" else None
+    if pending and pending.adapter_id in catalog.adapters:
+        target = catalog.get(pending.adapter_id)
+        own_vocab = adapter_vocabulary(target) | vocab
+        place = anchored or (None if deixis else bare_place(text, language, own_vocab))
+        fills = _fills(pending.missing, text, language, place, region, deixis, state)
+        other_better = (
+            top is not None and top["adapter_id"] != target.id and bool(topics)
+            and float(top["score"]) >= CLEARLY_NEW * max(score_of(target.id), 1e-9)
+        )
+        if fills or not other_better:
+            new_place = bool(place or region) and not deixis
+            slots = {} if new_place else dict(carried)
+            hints = Hints("answer", place=place if new_place else (state.place.name if state.place and deixis else None),
+                          carried=_usable(target, pending.arguments, drop_place=new_place, drop_time=False),
+                          references=dict(state.references), pinned=target.id)
+            return Frame("answer", _pin(found, target, top_k), slots, hints, new_place=new_place,
+                         new_time=new_time, deixis=deixis, topic_words=topics,
+                         reason=f"fills {fills}" if fills else "no other service fits better")
+
+    last = state.last_intent if state.last_intent and state.last_intent.adapter_id in catalog.adapters else None
+    place_named = bool(anchored or region) and not deixis
+    if last is None:
+        hints = Hints("new", place=None, references=dict(state.references))
+        slots = {} if place_named else dict(carried)
+        return Frame("new", found, slots, hints, new_place=place_named, new_time=new_time,
+                     deixis=deixis, topic_words=topics, reason="no earlier intent")
+
+    last_m = catalog.get(last.adapter_id)
+    # ---- 2. an elliptical follow-up: nothing of its own says *what*, so the topic carries
+    if not topics:
+        bare = anchored or (None if deixis else bare_place(text, language, vocab | adapter_vocabulary(last_m)))
+        new_place = bool(bare or region) and not deixis
+        if new_place or new_time or deixis or not found:
+            slots = {} if new_place else dict(carried)
+            hints = Hints("followup", place=bare if new_place else (state.place.name if state.place else None),
+                          carried=_usable(last_m, last.arguments, drop_place=new_place, drop_time=new_time),
+                          references=dict(state.references), pinned=last_m.id)
+            return Frame("followup", _pin(found, last_m, top_k), slots, hints, new_place=new_place,
+                         new_time=new_time, deixis=deixis, topic_words=topics,
+                         reason="no topic words: the last intent carries")
+
+    # ---- 3. a topic of its own: retrieval decides; the carried topic wins only a near tie
+    if found and top is not None and top["adapter_id"] != last_m.id and score_of(last_m.id) >= NEAR_TIE * float(top["score"]) and not place_named:
+        found = _pin(found, last_m, top_k)
+        top = found[0]
+    same = top is not None and top["adapter_id"] == last_m.id
+    slots = {} if place_named else dict(carried)
+    hint_place = None
+    if not place_named and state.place is not None and (deixis or not anchored):
+        hint_place = state.place.name or _region_text(state.place)
+    if same:
+        hints = Hints("followup", place=hint_place if not place_named else None,
+                      carried=_usable(last_m, last.arguments, drop_place=place_named, drop_time=new_time,
+                                      drop_topic=True),
+                      references=dict(state.references), pinned=last_m.id)
+        return Frame("followup", found, slots, hints, new_place=place_named, new_time=new_time,
+                     deixis=deixis, topic_words=topics, reason="same service as the last intent")
+    kind: Kind = "switch" if (deixis or not place_named) and found else "new"
+    hints = Hints(kind, place=hint_place if kind == "switch" and deixis else None,
+                  references=dict(state.references))
+    return Frame(kind, found, slots, hints, new_place=place_named, new_time=new_time, deixis=deixis,
+                 topic_words=topics, reason="a topic of its own")
+
+
+def _region_text(place: Any) -> str | None:
+    if place.region_name:
+        return str(place.region_name)
+    if place.sido_name:
+        region = sx.find_region(str(place.sido_name))
+        return region.sido_full if region else str(place.sido_name)
+    return None
+
+
+def _usable(m: Any, arguments: dict[str, Any], *, drop_place: bool, drop_time: bool,
+            drop_topic: bool = False) -> dict[str, Any]:
+    """The last intent's arguments a follow-up may reuse: never personal ones; place ones only
+    when the place is unchanged, time ones only when the time is; with ``drop_topic`` (the message
+    restates the topic in its own words) only place and time carry."""
+    props = m.input_schema.get("properties", {})
+    out = {}
+    for name, value in (arguments or {}).items():
+        slot = props.get(name, {}).get("x-slot", name)
+        if slot in PERSONAL_SLOTS:
+            continue
+        if slot in PLACE_SLOTS and drop_place:
+            continue
+        if slot in TIME_SLOTS and drop_time:
+            continue
+        if drop_topic and slot not in PLACE_SLOTS and slot not in TIME_SLOTS:
+            continue
+        out[name] = value
+    return out
+
+
+__all__ = ["Frame", "Hints", "resolve", "topic_words", "topic_vocabulary"]
