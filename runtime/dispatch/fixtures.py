@@ -38,6 +38,12 @@ def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) 
     for f in normal:
         if with_defaults(manifest.input_schema, f.request) == dict(args):
             return f
+    # Otherwise the recording nearest to the place asked about (same region, else distance).
+    from .fixture_place import nearest
+
+    near = nearest(manifest, normal, args)
+    if near is not None:
+        return near
     for f in normal:
         return f
     raise UpstreamError(

@@ -19,10 +19,7 @@ from typing import Any
 
 from ummaya.codegen.manifest import Manifest
 
-try:  # the shared detector (owner: runtime/store/redact.py)
-    from ..store.redact import find_personal
-except ImportError:  # pragma: no cover - until the shared detector lands
-    from ._detector import find_personal  # type: ignore[assignment]
+from ..store.redact import find_personal  # the shared detector (one definition of "personal")
 
 # Which input-field slot types may hold which kind of personal data.
 FIELD_KINDS: dict[str, frozenset[str]] = {

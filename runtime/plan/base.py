@@ -56,6 +56,10 @@ class PlanContext:
     slots: dict[str, Any]  # carried session slots (e.g. resolved coordinates)
     step: int
     repair: str | None = None  # validation error the planner gets once to repair
+    # What the dialogue adds (runtime/dialogue/resolve.py ``Hints``): the place the message gives
+    # without an anchor, arguments carried from the last intent, reusable references. None on a
+    # turn without a session.
+    dialogue: Any = None
 
 
 class ProviderError(Exception):

@@ -55,8 +55,15 @@ class SlotFiller:
         self.text = ctx.request
         self.now = now
         self.region = sx.find_region(self.text)
-        self.place = sx.find_place(self.text, ctx.language)
+        hints = ctx.dialogue
+        # A place the dialogue resolved (「하단동」 answering 「어디 기준으로?」, 거기 → the carried
+        # place) counts as named; the request's own anchored place comes first.
+        self.place = sx.find_place(self.text, ctx.language) or (hints.place if hints is not None else None)
+        if self.region is None and self.place and hints is not None and hints.place == self.place:
+            self.region = sx.find_region(self.place)
         self.coords = sx.find_coordinates(self.text)
+        self.carried: dict[str, Any] = dict(hints.carried) if hints is not None else {}
+        self.references: dict[str, str] = dict(hints.references) if hints is not None else {}
 
     def fill(self, m: Manifest, *, chain: bool = False) -> tuple[dict[str, Any], list[str]]:
         """``chain``: filling a locate adapter only as the means to another adapter's end; its
@@ -72,6 +79,9 @@ class SlotFiller:
         vocab = _vocabulary(m)
         for name, prop in props.items():
             if prop.get("x-slot", "free_text") in RESIDUAL_SLOTS and name not in wanted:
+                carried = fit(prop, self.carried.get(name))
+                if carried is not None:  # an optional filter the last intent used stays on
+                    args[name] = carried
                 continue
             slot = prop.get("x-slot", "free_text")
             if chain and slot in ("place", "keyword"):
@@ -79,6 +89,12 @@ class SlotFiller:
             else:
                 value = self.extract(slot, name, prop, vocab, m)
             value = fit(prop, value)
+            if value is None and name in self.carried:
+                # Kept from the last intent (a follow-up changes only what it names).
+                value = fit(prop, self.carried[name])
+            if value is None and name in self.references and slot not in ("place",):
+                # A name an earlier step resolved (the benefit just checked, the drug asked about).
+                value = fit(prop, self.references[name])
             if value is not None:
                 args[name] = value
             elif name in required:

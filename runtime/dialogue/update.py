@@ -1,0 +1,131 @@
+"""What a finished turn leaves in the dialogue state (the other half of resolve.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from ..plan import slots as sx
+from .resolve import Frame
+from .state import PERSONAL_SLOTS, PLACE_SLOTS, TIME_SLOTS, DialogueState, Intent, PendingQuestion, Place
+
+# Output fields worth remembering by name: a later step may reuse them (「그럼 신청해줘」 after an
+# eligibility check, 「접수번호로 조회」 after an application).
+_REFERENCE_FIELD = re.compile(r"(receipt|reference|application_id|confirmation|case_number|접수)", re.I)
+_NAME_FIELDS = ("service_name", "drug_name", "benefit_name")
+
+
+def non_personal(m: Any, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """Arguments without personal fields (never kept in the state) or personal values."""
+    from ..guard.personal import contains_personal
+
+    props = m.input_schema.get("properties", {})
+    out = {}
+    for name, value in (arguments or {}).items():
+        if props.get(name, {}).get("x-slot", name) in PERSONAL_SLOTS or props.get(name, {}).get("x-personal"):
+            continue
+        if contains_personal(value):
+            continue
+        out[name] = value
+    return out
+
+
+def after_turn(
+    state: DialogueState, frame: Frame | None, *, catalog: Any, query: str, language: str,
+    policy: str, stop_reason: str, asked: dict[str, Any] | None, calls: list[dict[str, Any]],
+    slots: dict[str, Any], outputs: dict[str, Any] | None = None, now: dt.datetime | None = None,
+) -> DialogueState:
+    """The state after a turn.
+
+    ``asked``: the planner's question when the turn stopped for input (``adapter_id``, ``missing``,
+    ``arguments``); ``calls``: the turn's call rows (``adapter_id``, ``status``, ``arguments``);
+    ``slots``: the slots the turn ended with (carried ones plus what locate adapters resolved);
+    ``outputs``: call id → output, for references.
+    """
+    from ..context import now_kst
+
+    new = state.model_copy(deep=True)
+    new.language = language  # type: ignore[assignment]
+    new.policy = policy  # type: ignore[assignment]
+    new.turns = state.turns + 1
+    new.facts.now_kst = (now or now_kst()).isoformat(timespec="seconds")
+
+    # The pending question: only while the engine waits for an answer.
+    new.pending = None
+    if stop_reason == "needs_input" and asked and asked.get("adapter_id") in catalog.adapters:
+        m = catalog.get(asked["adapter_id"])
+        new.pending = PendingQuestion(adapter_id=m.id, missing=list(asked.get("missing") or []),
+                                      arguments=non_personal(m, asked.get("arguments")))
+        if new.last_intent is None or frame is None or frame.kind == "new":
+            # The topic is the one asked about, even before it could run.
+            new.last_intent = Intent(adapter_id=m.id, primitive=m.primitive,
+                                     arguments=non_personal(m, asked.get("arguments")))
+
+    # The last intent: the last call that did what was asked (a find/check/send over the locate
+    # steps that served it).
+    done = [c for c in calls if c.get("status") in ("ok", "no_data", "handoff") and c.get("adapter_id") in catalog.adapters]
+    target = next((c for c in reversed(done) if c.get("primitive") != "locate"), None) or (done[-1] if done else None)
+    if target is not None:
+        m = catalog.get(target["adapter_id"])
+        args = non_personal(m, target.get("arguments"))
+        props = m.input_schema.get("properties", {})
+        new.last_intent = Intent(
+            adapter_id=m.id, primitive=m.primitive, arguments=args,
+            slots={props.get(k, {}).get("x-slot", k): v for k, v in args.items()},
+        )
+        for name, value in args.items():
+            slot = props.get(name, {}).get("x-slot", name)
+            if isinstance(value, str) and (name in _NAME_FIELDS or slot in ("drug_name",)) and slot not in PLACE_SLOTS | TIME_SLOTS:
+                new.references[name] = value
+        out = (outputs or {}).get(target.get("call_id", ""))
+        _references_from_output(new, out)
+
+    # The place: a newly named place replaces the old one entirely; otherwise what this turn
+    # resolved refines the carried one.
+    turn_place = Place.from_slots({k: v for k, v in slots.items() if k in PLACE_SLOTS})
+    named = None
+    if frame is not None and frame.new_place:
+        named = frame.hints.place or sx.find_place(query, language)
+        region = sx.find_region(query)
+        if named is None and region is not None:
+            named = region.sido_full + (f" {region.sigungu}" if region.sigungu else "")
+    if frame is not None and frame.new_place and (turn_place is not None or named):
+        place = turn_place or Place()
+        if named and not place.name:
+            place.name = named
+        region = sx.find_region(named or query)
+        if region is not None and not place.sido_name:
+            place.sido_name = region.sido_full
+            if region.sigungu and not place.sigungu_name:
+                place.sigungu_name = region.sigungu
+        if stop_reason != "needs_input" or turn_place is not None:
+            new.place = place
+    elif turn_place is not None:
+        merged = (new.place.model_dump() if new.place else {}) | {k: v for k, v in turn_place.model_dump().items() if v is not None}
+        new.place = Place(**merged)
+    elif new.place is None and frame is not None:
+        region = sx.find_region(query)
+        if region is not None and target is not None:
+            new.place = Place(name=region.sido_full + (f" {region.sigungu}" if region.sigungu else ""),
+                              sido_name=region.sido_full, sigungu_name=region.sigungu)
+    new.touch()
+    return new
+
+
+def _references_from_output(state: DialogueState, output: Any) -> None:
+    if not isinstance(output, dict):
+        return
+    items = output.get("items")
+    rows = [output] + ([items[0]] if isinstance(items, list) and items and isinstance(items[0], dict) else [])
+    for row in rows:
+        for key, value in row.items():
+            if not isinstance(value, str) or not value:
+                continue
+            if _REFERENCE_FIELD.search(key):
+                state.references[key] = value
+            elif key in _NAME_FIELDS:
+                state.references.setdefault(key, value)
+
+
+__all__ = ["after_turn", "non_personal"]
