@@ -248,3 +248,15 @@ def compose_ask(missing: list[str], language: str) -> str:
 
 def compose_stop(reason: str, language: str, detail: str = "") -> str:
     return STOPPED[language][reason].format(detail=detail or "-")
+
+
+def compose_lookup_only(m: Manifest, language: str) -> str:
+    """The session is in look-up-only mode: a protected step (sign-in, check, submission) is not
+    started, and the citizen is told where to do it themselves."""
+    if language == "ko":
+        return (f"이 대화는 조회 전용 모드(lookup_only)라서 '{m.title.ko}'처럼 본인 확인·신청·제출이 "
+                "필요한 단계는 진행하지 않았습니다. 공개된 정보 조회만 도와드립니다. 직접 진행하시려면 "
+                "공식 창구를 이용하거나 조회 전용 모드를 끄고(--policy default) 다시 요청해 주세요.")
+    return (f"This conversation is in look-up-only mode (lookup_only), so '{m.title.en}' — a step that "
+            "needs identity checks, applications or submissions — was not started. Only public "
+            "look-ups are done. Use the official channel, or ask again with --policy default.")

@@ -77,6 +77,7 @@ class Session:
     session_id: str
     slots: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
+    dialogue: dict[str, Any] | None = None  # the stored DialogueState (runtime/dialogue/state.py)
 
     def carry(self, slots: dict[str, Any]) -> None:
         for key in CARRIED_SLOTS:

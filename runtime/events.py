@@ -15,6 +15,8 @@ EventType = Literal[
     "candidates",  # data: {"candidates": [{adapter_id, primitive, tier, score}]}
     "plan",  # data: {"planner", "action": "call"|"answer"|"ask", "calls": [...], "step"}
     "validation",  # data: {"adapter_id", "ok", "errors": [...], "repair": bool}
+    "dialogue",  # data: {"loaded": state, "frame": how the message was read} or {"saved": state}
+    "redaction",  # data: {"adapter_id", "field", "kinds", "action"}: personal data kept from an upstream (never the value)
     "check",  # data: {"check", "adapter_id", "field", "reason", "message", "missing"}: an argument check refused a call
     "permission",  # data: {"adapter_id", "gate", "decision": "allow"|"consent_required"|"deny", "consent_id"}
     "call_started",  # data: {"call_id", "adapter_id", "primitive", "tier", "arguments"}

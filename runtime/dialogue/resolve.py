@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal
 
 from ..plan import lexicon as lx
@@ -77,8 +76,10 @@ class Frame:
         }
 
 
-@lru_cache(maxsize=8)
-def _topic_vocabulary(catalog_key: int, catalog: Any) -> frozenset[str]:
+_vocab_cache: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
+def _topic_vocabulary(catalog: Any) -> frozenset[str]:
     """Words that name *what* a request is about, from every adapter's hints and title; place
     names and function words are left out (they say where or how, not what)."""
     vocab: set[str] = set()
@@ -104,7 +105,14 @@ def _known_places() -> frozenset[str]:
 
 
 def topic_vocabulary(catalog: Any) -> frozenset[str]:
-    return _topic_vocabulary(id(catalog), catalog)
+    """Cached per catalog object (kept alive with its entry, so an id is never reused)."""
+    hit = _vocab_cache.get(id(catalog))
+    if hit is None or hit[0] is not catalog:
+        if len(_vocab_cache) > 16:
+            _vocab_cache.clear()
+        hit = (catalog, _topic_vocabulary(catalog))
+        _vocab_cache[id(catalog)] = hit
+    return hit[1]
 
 
 def adapter_vocabulary(m: Any) -> frozenset[str]:
@@ -194,7 +202,14 @@ def resolve(
 
     # Retrieval on the message as written (personal data removed by the caller's view).
     context = frozenset(carried) if carried else frozenset()
-    found_raw = retriever.search(view or query, top_k=top_k, filters=filters, context_slots=context)
+    view = (view or query).strip()
+    view = _EN_FOLLOW.sub("", _FILLERS_KO.sub("", view)).strip() or view
+    found_raw = retriever.search(view, top_k=top_k, filters=filters, context_slots=context)
+    if not found_raw and topics and (state.place is not None or state.last_intent is not None):
+        # An elliptical new topic (「그 근처 병원은?」) read as the request it stands for: the
+        # topic words at the carried place.
+        found_raw = retriever.search("근처 " + " ".join(topics) if language == "ko" else " ".join(topics) + " nearby",
+                                     top_k=top_k, filters=filters, context_slots=context)
     found = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found_raw]
     top = found[0] if found else None
 

@@ -31,10 +31,13 @@ OTHER_PLACE_KM = 25.0
 class PlaceOf:
     sido: str | None  # short 시도 name (서울, 부산 …)
     point: tuple[float, float] | None
+    exact: bool = False  # the point is coordinates given, not a region's centre
 
     def distance_km(self, other: "PlaceOf") -> float | None:
         if self.point is None or other.point is None:
             return None
+        if self.sido is not None and self.sido == other.sido and not (self.exact and other.exact):
+            return 0.0  # within one region, a region's centre says nothing about which is nearer
         return _km(self.point, other.point)
 
     @property
@@ -84,13 +87,14 @@ def place_of(manifest: Manifest, args: Mapping[str, Any]) -> PlaceOf:
             if region is not None:
                 sido = region.sido_short
     point = (lat, lon) if lat is not None and lon is not None else None
+    exact = point is not None
     if point is not None and sido is None:
         sido = _sido_of_point(point)
     if point is None and sido is not None:
         from ..plan import lexicon as lx
 
         point = next((r[4] for r in lx.SIDO if r[1] == sido), None)
-    return PlaceOf(sido, point)
+    return PlaceOf(sido, point, exact)
 
 
 def fixture_place(manifest: Manifest, fixture: Fixture) -> PlaceOf:
@@ -103,7 +107,7 @@ def fixture_place(manifest: Manifest, fixture: Fixture) -> PlaceOf:
         return place
     lat, lon = first.get("latitude"), first.get("longitude")
     if isinstance(lat, (int, float)) and isinstance(lon, (int, float)):
-        return PlaceOf(_sido_of_point((float(lat), float(lon))), (float(lat), float(lon)))
+        return PlaceOf(_sido_of_point((float(lat), float(lon))), (float(lat), float(lon)), True)
     for key in ("address", "road_address", "address_name"):
         if isinstance(first.get(key), str):
             region = _region_of_text(first[key])

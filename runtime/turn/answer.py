@@ -17,10 +17,13 @@ from .values import Planned, Stop, TurnContext, TurnState
 
 def answer_stop(planned: Planned, ctx: TurnContext, st: TurnState) -> Stop:
     """The planner answered: the stop that ends the turn with its text."""
+    notes = "\n".join(st.notes)
     if planned.streamed:  # the provider already streamed its answer as deltas
-        return Stop("completed", "")
+        return Stop("completed", notes)
     composed = ans.compose_completed(st.evidence, ctx.language) if st.evidence else ""
-    return Stop("completed", planned.action.text or composed)
+    text = planned.action.text or composed
+    # Mock data for another place than asked is said first, in one plain line.
+    return Stop("completed", f"{notes}\n\n{text}" if notes and text else (text or notes))
 
 
 def ask_stop(planned: Planned, ctx: TurnContext) -> Stop:

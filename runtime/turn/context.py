@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from ..context import Session, detect_language, now_kst
+from ..dialogue.state import DialogueState
 from .values import TurnContext, TurnRequest
 
 
@@ -24,17 +25,23 @@ def build_context(
     clock: Callable[[], dt.datetime] = now_kst,
     deadline: float | None = None,
 ) -> TurnContext:
+    state = DialogueState.load(session.dialogue) if req.session_id else None
+    slots = dict(session.slots)
+    if state is not None and session.dialogue:
+        slots = state.carried_slots()  # an expired conversation carries nothing
     return TurnContext(
         trace_id=trace_id,
         request=query,
         language=detect_language(query),
         session=session,
-        slots=dict(session.slots),
+        slots=slots,
         clock=clock(),
         mode=req.mode,
         consents=tuple(req.consents),
         citizen_texts=[query],
         deadline=deadline,
+        dialogue=state,
+        policy=req.policy or (state.policy if state is not None else "default"),
     )
 
 

@@ -52,11 +52,23 @@ async def dispatch(
         error = ({"class": out.error_class, "code": out.error_code, "message": out.error_message}
                  if out.status == "error" else None)
         st.calls.append({"call_id": c.id, "adapter_id": m.id, "primitive": m.primitive, "tier": out.tier,
-                         "status": out.status, "latency_ms": round(out.latency_ms, 2), "upstream_url": out.upstream_url,
+                         "arguments": c.arguments, "status": out.status, "latency_ms": round(out.latency_ms, 2), "upstream_url": out.upstream_url,
                          "fixture": out.fixture, "error": error})
         log.emit("call_finished", "dispatch", call_id=c.id, adapter_id=m.id, tier=out.tier, status=out.status,
                  latency_ms=round(out.latency_ms, 2), upstream_url=out.upstream_url, fixture=out.fixture, error=error)
+        if out.tier == "mock" and out.fixture and out.status != "error":
+            note = _other_place(m, out.fixture, c.arguments, ctx.language)
+            if note and note not in st.notes:
+                st.notes.append(note)
     return done
+
+
+def _other_place(m: Manifest, fixture: str, arguments: dict[str, Any] | None, language: str) -> str | None:
+    """The answer's one-line note when Mock replays data recorded for another place."""
+    from ..dispatch.fixture_place import other_place_note
+
+    fx = next((f for f in m.fixtures if f.name == fixture), None)
+    return other_place_note(m, fx, arguments or {}, language)
 
 
 def first_error_stop(done: list[Dispatched], language: str) -> Stop | None:

@@ -86,13 +86,18 @@ class TurnEngine:
         self.argument_checks: list[ArgumentCheck] = list(argument_checks or ())
         self.deadline_s = deadline_s
         self._sessions: dict[str, Session] = {}
+        # Enforced for every planner, before any other argument check: personal data goes only into
+        # declared personal fields of a consented protected adapter (runtime/guard/personal.py).
+        from ..guard.personal import PersonalDataGuard
+
+        self.personal_guard = PersonalDataGuard()
 
     # -- sessions: only explicitly carried slots survive a turn
     def load_session(self, session_id: str) -> Session:
         if self.store is not None:
             stored = self.store.get_session(session_id)
             if stored is not None:
-                return Session(session_id, dict(stored.slots), stored.turns)
+                return Session(session_id, dict(stored.slots), stored.turns, dialogue=stored.dialogue)
             return Session(session_id)
         return self._sessions.setdefault(session_id, Session(session_id))
 
@@ -101,7 +106,13 @@ class TurnEngine:
         if self.store is not None:
             from ..store.models import Session as StoredSession
 
-            self.store.put_session(StoredSession(session.session_id, session.slots, session.turns))
+            expires = None
+            if session.dialogue and session.dialogue.get("expires_at"):
+                from ..store.models import parse_iso
+
+                expires = parse_iso(session.dialogue["expires_at"])
+            self.store.put_session(StoredSession(session.session_id, session.slots, session.turns,
+                                                 dialogue=session.dialogue, dialogue_expires_at=expires))
         else:
             self._sessions[session.session_id] = session
 
@@ -174,6 +185,7 @@ class TurnEngine:
                 if action.kind == "ask":
                     # Consent comes before collection (개인정보 보호법 제15조): a protected adapter
                     # is never the reason to ask for personal data the citizen has not agreed to give.
+                    st.asked = _asked(action)
                     self._gate(action.calls, by_id, ctx, st, log, quiet_when_allowed=True)
                     raise ask_stop(planned, ctx)
                 checked = validate(action.calls, by_id, st, log)
@@ -182,8 +194,15 @@ class TurnEngine:
                 if checked.problems and repair_or_stop(checked, ctx, st, self._row_maker(by_id, ctx.mode)):
                     continue
                 st.repair = None
-                refusals = run_checks(self.argument_checks, CheckInput(ctx, action.calls, by_id, self.consents), log)
+                given = CheckInput(ctx, action.calls, by_id, self.consents)
+                refusals = run_checks([self.personal_guard], given, log)
+                for r in self.personal_guard.redactions:
+                    log.emit("redaction", "validate", **r.event())
+                refusals += run_checks(self.argument_checks, given, log)
                 if refusals:
+                    if refusals[0].reason == "needs_input":
+                        st.asked = {"adapter_id": refusals[0].adapter_id, "missing": [s for r in refusals for s in r.missing],
+                                    "arguments": next((c.arguments for c in action.calls if c.adapter_id == refusals[0].adapter_id), {})}
                     self._refuse(refusals, action.calls, by_id, ctx, st, log)
                 self._gate(action.calls, by_id, ctx, st, log)
                 for e in log.take():
@@ -211,9 +230,10 @@ class TurnEngine:
             if ctx.deadline is None or asyncio.get_running_loop().time() < ctx.deadline:
                 raise  # not the turn's deadline: a bug somewhere below, not a stop
             stop_reason, stop_text, detail, layer, error = self._deadline_stop(ctx, log)
-        text = finish(stop_text, ctx, st, log)
         if req.session_id:  # a turn without a session carries nothing, so nothing is stored
-            ctx.session.carry(ctx.slots)
+            self._remember(ctx, query, stop_reason, st, log)
+        text = finish(stop_text, ctx, st, log)
+        if req.session_id:
             self.save_session(ctx.session)
         log.state("failed" if error else "completed")
         layer = layer or STOP_LAYER.get(stop_reason, "answer")
@@ -234,6 +254,19 @@ class TurnEngine:
         yield stop_event
 
     # -- helpers the stages are given -----------------------------------------------------------
+
+    def _remember(self, ctx: TurnContext, query: str, stop_reason: str, st: TurnState, log: TurnLog) -> None:
+        """The dialogue state this turn leaves for the next (saved with the session)."""
+        from ..dialogue import DialogueState, after_turn
+
+        state = ctx.dialogue if ctx.dialogue is not None else DialogueState()
+        outputs = {e.call_id: st.outputs.get(e.evidence_id) for _, e in st.evidence}
+        new = after_turn(state, ctx.frame, catalog=self.catalog, query=query, language=ctx.language,
+                         policy=ctx.policy, stop_reason=stop_reason, asked=st.asked, calls=st.calls,
+                         slots=ctx.slots, outputs=outputs, now=ctx.clock)
+        ctx.session.dialogue = new.model_dump(mode="json")
+        ctx.session.slots = new.carried_slots()
+        log.emit("dialogue", "context", saved=new.view())
 
     def _gate(self, calls: list[ToolCall], by_id: dict[str, Manifest], ctx: TurnContext, st: TurnState,
               log: TurnLog, *, quiet_when_allowed: bool = False) -> None:
@@ -276,7 +309,7 @@ class TurnEngine:
             m = by_id.get(c.adapter_id)
             tier = self.dispatcher.resolve_tier(m.id, mode) if m else "unknown"
             return {"call_id": c.id, "adapter_id": c.adapter_id, "primitive": m.primitive if m else None,
-                    "tier": tier, "status": status, "latency_ms": 0.0, "upstream_url": None, "fixture": None, "error": None}
+                    "tier": tier, "arguments": c.arguments, "status": status, "latency_ms": 0.0, "upstream_url": None, "fixture": None, "error": None}
         return row
 
     def _widen(self, cands: list[Manifest]) -> list[Manifest]:
@@ -300,3 +333,11 @@ class TurnEngine:
                   "grounded": r.grounded, "removed_claims": r.removed_claims},
         )
         self.store.put_trace(trace, self.retention)
+
+
+def _asked(action: Any) -> dict[str, Any] | None:
+    """What a planner's question is waiting for: the adapter it would run and the missing slots."""
+    call = next((c for c in action.calls if c.adapter_id), None)
+    if call is None:
+        return None
+    return {"adapter_id": call.adapter_id, "missing": list(action.missing), "arguments": dict(call.arguments or {})}

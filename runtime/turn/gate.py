@@ -22,6 +22,10 @@ Grant = Callable[[str, Manifest], str]
 def gate_one(m: Manifest, ctx: TurnContext, book: ConsentBook, grant: Grant) -> tuple[GateResult, Stop | None]:
     """The decision for one adapter and the stop it causes, if any."""
     sid = ctx.session.session_id
+    if ctx.policy == "lookup_only" and m.permission.gate != "read-only":
+        # Look-up-only sessions never go on into a protected check, sign-in or submission.
+        g = GateResult(gate=m.permission.gate, decision="deny")  # type: ignore[call-arg]
+        return g, Stop("permission_denied", ans.compose_lookup_only(m, ctx.language), "policy_lookup_only")
     if m.id in ctx.consents and m.permission.consent is not None and not book.has_consent(sid, m.id):
         grant(sid, m)
     g = decide(m, sid, book)

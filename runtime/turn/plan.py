@@ -22,7 +22,8 @@ async def plan_step(
 ) -> AsyncIterator[Planned | None]:
     log.stage = "plan"
     pctx = PlanContext(ctx.request, ctx.language, cands.manifests, st.messages,
-                       [e for _, e in st.evidence], ctx.slots, step, st.repair)
+                       [e for _, e in st.evidence], ctx.slots, step, st.repair,
+                       dialogue=ctx.frame.hints if ctx.frame is not None else None)
     hold = not st.evidence
     held: list[str] = []
     queue: asyncio.Queue[str | None] = asyncio.Queue()

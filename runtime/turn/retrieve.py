@@ -20,9 +20,20 @@ def retrieve(
     *, widen_providers: int = 2,
 ) -> Candidates:
     log.stage = "retrieve"
-    found = retriever.search(retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters,
-                             context_slots=frozenset(ctx.session.slots))
-    ranked = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
+    if ctx.dialogue is not None:
+        # A conversation: the message is read against what the session carries (an answer to the
+        # engine's question, a follow-up, a new topic at the same place), retrieval included.
+        from ..dialogue import resolve
+
+        frame = resolve(ctx.request, ctx.language, ctx.dialogue, catalog, retriever,
+                        view=retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters)
+        ctx.frame, ctx.slots = frame, dict(frame.slots)
+        log.emit("dialogue", "context", loaded=ctx.dialogue.view(), frame=frame.view(), policy=ctx.policy)
+        ranked = frame.candidates
+    else:
+        found = retriever.search(retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters,
+                                 context_slots=frozenset(ctx.session.slots))
+        ranked = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
     manifests = widen(catalog, [catalog.get(c["adapter_id"]) for c in ranked], widen_providers)
     widened = [m.id for m in manifests[len(ranked):]]
     log.emit("candidates", "retrieve", candidates=ranked, widened=widened)

@@ -37,6 +37,8 @@ class TurnRequest:
     # The whole turn's deadline in seconds (model steps and upstream calls together); None = the
     # engine's default (UMMAYA_TURN_DEADLINE_S, else 120 s).
     deadline_s: float | None = None
+    # The session's policy mode (default | lookup_only); None keeps the session's current one.
+    policy: str | None = None
 
 
 @dataclass
@@ -95,6 +97,11 @@ class TurnContext:
     # argument-provenance check accepts a personal value only if it appears here.
     citizen_texts: list[str] = field(default_factory=list)
     deadline: float | None = None  # loop.time() by which the whole turn must end
+    # The dialogue state loaded with the session (runtime/dialogue/state.py), how this message was
+    # read against it (set by the retrieve stage), and the session's policy mode.
+    dialogue: Any = None
+    frame: Any = None
+    policy: str = "default"
 
 
 @dataclass
@@ -180,6 +187,8 @@ class TurnState:
     deltas: list[str] = field(default_factory=list)
     repair: str | None = None
     repaired: bool = False
+    asked: dict[str, Any] | None = None  # the question a needs_input stop asks (adapter, missing, arguments)
+    notes: list[str] = field(default_factory=list)  # one-line notes for the answer (Mock for another place)
 
 
 class Stop(Exception):
