@@ -122,12 +122,6 @@ for _table in ("consents", "releases"):
             f"FOR EACH ROW EXECUTE FUNCTION ummaya_refuse_change()"
         )
 
-_M003 = [
-    _both("ALTER TABLE sessions ADD COLUMN dialogue {json}"),
-    _both("ALTER TABLE sessions ADD COLUMN dialogue_expires_at {ts}"),
-    _both("CREATE INDEX sessions_by_dialogue_expiry ON sessions (dialogue_expires_at)"),
-]
-
 MIGRATIONS: list[Migration] = [
     Migration(
         "m001_initial",
@@ -135,12 +129,6 @@ MIGRATIONS: list[Migration] = [
         postgresql=tuple(p for _, p in _M001),
     ),
     Migration("m002_append_only_guards", sqlite=tuple(_M002_SQLITE), postgresql=tuple(_M002_PG)),
-    # The dialogue state (runtime/dialogue/state.py) lives with its session and expires with it.
-    Migration(
-        "m003_session_dialogue",
-        sqlite=tuple(s for s, _ in _M003),
-        postgresql=tuple(p for _, p in _M003),
-    ),
 ]
 
 # The keyed ledger (runtime/store/ledger.py): which key signed each record, and the ledger's own
@@ -165,6 +153,15 @@ for _op in ("UPDATE", "DELETE"):
     )
 MIGRATIONS.append(
     Migration("m003_keyed_consent_ledger", sqlite=tuple(_M003_SQLITE), postgresql=tuple(_M003_PG)))
+
+# The dialogue state (runtime/dialogue/state.py) lives with its session and expires with it.
+_M004 = [
+    _both("ALTER TABLE sessions ADD COLUMN dialogue {json}"),
+    _both("ALTER TABLE sessions ADD COLUMN dialogue_expires_at {ts}"),
+    _both("CREATE INDEX sessions_by_dialogue_expiry ON sessions (dialogue_expires_at)"),
+]
+MIGRATIONS.append(
+    Migration("m004_session_dialogue", sqlite=tuple(s for s, _ in _M004), postgresql=tuple(p for _, p in _M004)))
 
 # Key of the PostgreSQL advisory lock that serializes migrations across processes.
 MIGRATION_LOCK_KEY = 0x756D6D6179610001  # "ummaya" + 1
