@@ -90,7 +90,7 @@ def synthesize(src_root: Path, dest: Path, count: int) -> Path:
 
 
 def cpu() -> float:
-    """CPU seconds of this process and its finished children (the forked index worker): the honest
+    """CPU seconds of this process and its finished children (the index and models worker interpreters): the honest
     figure on a shared machine, where wall time measures the neighbours too."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system

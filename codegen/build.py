@@ -10,9 +10,11 @@ reads no YAML at all.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
+import pickle
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -185,40 +187,70 @@ def _warm_index_worker() -> None:
         pass
 
 
+def _workers_enabled() -> bool:
+    # UMMAYA_BUILD_WORKERS=0 runs everything inline (same bytes, no overlap).
+    return bool(sys.executable) and os.environ.get("UMMAYA_BUILD_WORKERS", "1") != "0"
+
+
 class _Background:
-    """Run tasks in one forked worker (or inline where fork does not exist): the index (Kiwi) and
-    the models (datamodel-code-generator) are the two slow emitters and need only the manifests,
-    so on two cores they overlap loading, link and the cheap emitters instead of adding to them."""
+    """Run one task in a worker interpreter (``codegen/worker.py``; inline when workers are off):
+    the index (Kiwi) and the models (datamodel-code-generator) are the two slow emitters and need
+    only the manifests, so on two cores they overlap loading, link and the cheap emitters instead of
+    adding to them. Never a fork of this process: it may already run Kiwi's threads."""
 
     def __init__(self, warm=None):
-        self._pool = self._async = None
+        self._proc: subprocess.Popen | None = None
         self._inline = None
-        if "fork" in multiprocessing.get_all_start_methods():
-            self._pool = multiprocessing.get_context("fork").Pool(1)
+        self._dir: str | None = None
+        if _workers_enabled():
+            cmd = [sys.executable, "-m", "ummaya.codegen.worker"]
             if warm is not None:
-                self._pool.apply_async(warm)
+                cmd += ["--warm", f"{warm.__module__}:{warm.__qualname__}"]
+            self._dir = tempfile.mkdtemp(prefix="ummaya-build-job-")
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, close_fds=True)
 
     def submit(self, fn, *args) -> _Background:
-        if self._pool is None:
+        if self._proc is None:
             self._inline = (fn, args)
-        else:
-            self._async = self._pool.apply_async(fn, args)
+            return self
+        job = os.path.join(self._dir, "job.pickle")
+        with open(job, "wb") as fh:
+            pickle.dump((fn, args), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self._proc.stdin.write(job.encode() + b"\n")
+        self._proc.stdin.close()
         return self
 
     def result(self):
-        if self._pool is None:
+        if self._proc is None:
             fn, args = self._inline
             return fn(*args)
         try:
-            return self._async.get()
+            self._proc.wait()
+            try:
+                with open(os.path.join(self._dir, "job.pickle.out"), "rb") as fh:
+                    status, value = pickle.load(fh)
+            except OSError:
+                raise RuntimeError(f"build worker exited with status {self._proc.returncode} and no result") from None
+            if status != "ok":
+                raise RuntimeError(f"build worker failed:\n{value}")
+            return value
         finally:
-            self._pool.close()
-            self._pool.join()
+            self._cleanup()
 
     def cancel(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._proc is not None and self._proc.stdin and not self._proc.stdin.closed:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
 
 
 class _IndexJob:

@@ -4,7 +4,10 @@ runtime can load."""
 from __future__ import annotations
 
 import json
+import os
 import time
+
+import pytest
 
 from ummaya.codegen import build as b
 from ummaya.codegen.emit_cache import Cache
@@ -140,11 +143,49 @@ def test_a_changed_fixture_body_is_parsed_again_not_served_from_cache(built):
     assert f"fixtures.0 (busan_saha_multi): items[0].name: parser output has '다른병원', fixture expects '{first_name}'" in result.stderr
 
 
-def test_without_fork_the_same_bytes(built, monkeypatch):
-    import multiprocessing
-
+def test_inline_and_worker_builds_write_the_same_bytes(built, monkeypatch):
     before = outputs(built)
-    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setenv("UMMAYA_BUILD_WORKERS", "0")
     result = b.build(built, force=True, cache=Cache(built.parent / "fresh-cache"))
     assert result.plan.ok
     assert outputs(built) == before
+
+
+KIWI_THEN_BUILD = """
+import sys
+from pathlib import Path
+from ummaya.runtime.retrieve.analysis import kiwi
+kiwi().tokenize("동아대 근처 응급실 알려줘")  # Kiwi's threads now exist in this process
+from ummaya.codegen.build import build
+from ummaya.codegen.emit_cache import Cache
+result = build(Path(sys.argv[1]), force=True, cache=Cache(Path(sys.argv[2])))
+print("built", result.plan.ok)
+"""
+
+
+def test_a_build_in_a_process_that_already_used_kiwi_finishes(project, tmp_path):
+    # A cold cache, so the index and models workers really start. With a forked worker this hung
+    # forever (the child waited on Kiwi locks whose threads did not exist in it).
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "UMMAYA_BUILD_WORKERS"}
+    done = subprocess.run([sys.executable, "-c", KIWI_THEN_BUILD, str(project), str(tmp_path / "cold-cache")], capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "built True"
+    assert (project / "generated/index/documents.json").is_file()
+
+
+def test_the_build_never_forks_this_process(project, tmp_path, monkeypatch):
+    calls = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: calls.append("fork") or real_fork())
+    result = b.build(project, force=True, cache=Cache(tmp_path / "cold-cache"))
+    assert result.plan.ok
+    assert calls == []
+
+
+def test_a_failing_worker_reports_its_traceback():
+    job = b._Background().submit(int, "not a number")
+    with pytest.raises(RuntimeError, match="(?s)build worker failed:.*ValueError: invalid literal"):
+        job.result()
