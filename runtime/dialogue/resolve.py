@@ -249,12 +249,19 @@ def resolve(
     # ---- 2. an elliptical follow-up: nothing of its own says *what*, so the topic carries
     if not topics:
         bare = anchored or (None if deixis else bare_place(text, language, vocab | adapter_vocabulary(last_m)))
-        new_place = bool(bare or region) and not deixis
-        if new_place or new_time or deixis or not found:
+        content = _content_fields(last_m)
+        # A bare name replaces the slot of the last intent it fits: a place where the intent has a
+        # place (「광주는?」), else the thing asked about (「게보린은?」 after a drug question).
+        new_value = bool(bare) and not anchored and region is None and bool(content) and (
+            not _has_place(last_m) or not _looks_like_place(bare or ""))
+        new_place = bool(bare or region) and not deixis and not new_value
+        if new_place or new_value or new_time or deixis or not found:
             slots = {} if new_place else dict(carried)
-            hints = Hints("followup", place=bare if new_place else (state.place.name if state.place else None),
-                          carried=_usable(last_m, last.arguments, drop_place=new_place, drop_time=new_time),
-                          references=dict(state.references), pinned=last_m.id)
+            usable = _usable(last_m, last.arguments, drop_place=new_place, drop_time=new_time)
+            if new_value:
+                usable = {k: v for k, v in usable.items() if k not in content}
+            hints = Hints("followup", place=bare if new_place else (state.place.name if state.place and deixis else None),
+                          carried=usable, references=dict(state.references), pinned=last_m.id)
             return Frame("followup", _pin(found, last_m, top_k), slots, hints, new_place=new_place,
                          new_time=new_time, deixis=deixis, topic_words=topics,
                          reason="no topic words: the last intent carries")
@@ -280,6 +287,27 @@ def resolve(
                   references=dict(state.references))
     return Frame(kind, found, slots, hints, new_place=place_named, new_time=new_time, deixis=deixis,
                  topic_words=topics, reason="a topic of its own")
+
+
+_RESIDUAL = ("drug_name", "keyword", "free_text", "stop_name")
+
+
+def _content_fields(m: Any) -> set[str]:
+    """Fields holding *what* is asked about in the citizen's own words (a drug, a keyword)."""
+    props = m.input_schema.get("properties", {})
+    return {f for f, p in props.items() if p.get("x-slot") in _RESIDUAL and p.get("x-slot") not in PLACE_SLOTS}
+
+
+def _has_place(m: Any) -> bool:
+    props = m.input_schema.get("properties", {})
+    return bool(set(m.requires) & (PLACE_SLOTS | {"coordinates"})) or any(
+        p.get("x-slot") in PLACE_SLOTS for p in props.values())
+
+
+def _looks_like_place(text: str) -> bool:
+    from ..plan.place import _PLACE_SUFFIX
+
+    return any(w in _known_places() or _PLACE_SUFFIX.search(w) for w in text.split()) or sx.find_region(text) is not None
 
 
 def _region_text(place: Any) -> str | None:

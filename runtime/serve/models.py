@@ -81,6 +81,9 @@ class AnswerRequest(RetrieveRequest):
                                       "session (unknown to the release → 404 unknown_adapter)")
     mode: Literal["auto", "live", "mock"] = Field(
         "auto", description="auto: live where the server has credentials, else mock (labelled)")
+    policy: Literal["default", "lookup_only"] | None = Field(
+        None, description="the session's policy mode: lookup_only never goes on into a protected "
+        "check, sign-in or submission (says so); omitted: the session's current mode (default)")
 
 
 class ErrorDetail(BaseModel):
@@ -113,6 +116,9 @@ class Call(BaseModel):
     primitive: str | None
     tier: str
     status: str
+    upstream_url: str | None = Field(None, description="the upstream request URL, secrets removed")
+    arguments: dict[str, Any] | None = Field(
+        None, description="the arguments sent (after the personal-data guard): what left the machine")
 
 
 class AnswerResponse(BaseModel):

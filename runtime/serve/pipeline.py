@@ -70,7 +70,9 @@ class RequestState:
     error: dict[str, Any] | None = None
 
     def mark(self, state: str) -> None:
-        if not self.marks or self.marks[-1][0] != state:
+        # States only move forward: a second retrieval in one turn (the dialogue's reading of an
+        # elliptical request) does not enter "retrieving" again.
+        if all(s != state for s, _ in self.marks):
             self.marks.append((state, time.perf_counter()))
 
     def ms_since_start(self, t: float) -> float:
@@ -211,7 +213,7 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
         mode = "mock" if service.settings.mode_ceiling == "mock" else req.mode
         prepared.turn = TurnRequest(query, session_id=req.session_id, mode=mode,
                                     consents=tuple(req.consents), top_k=top_k, filters=filters,
-                                    trace_id=state.trace_id)
+                                    trace_id=state.trace_id, policy=req.policy)
     return prepared
 
 

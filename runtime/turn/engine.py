@@ -160,7 +160,7 @@ class TurnEngine:
         log.state("received")
         log.emit("turn_started", "context", trace_id=ctx.trace_id, language=ctx.language,
                  session_id=ctx.session.session_id, mode=req.mode,
-                 release_id=self.catalog.release_id, planner=self.planner.name)
+                 release_id=self.catalog.release_id, planner=self.planner.name, policy=ctx.policy)
         for e in log.take():
             yield e
         stop_reason, stop_text, detail, error = "completed", "", "", None

@@ -18,12 +18,13 @@ MODES = click.Choice(["auto", "live", "mock"])
 @click.option("--mode", type=MODES, default="auto", show_default=True, help="auto: Live where credentials exist, Mock otherwise (labelled).")
 @click.option("--session", "session_id", default=None, help="Carry resolved slots (e.g. a location) across turns.")
 @click.option("--consent", "consents", multiple=True, metavar="ADAPTER_ID", help="Grant consent for this adapter up front (recorded, hash-chained).")
+@click.option("--policy", type=click.Choice(["default", "lookup_only"]), default=None, help="Session policy mode: lookup_only never goes on into a protected check or submission (default: the session's current mode, else default).")
 @click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True, help="offline: embedded, deterministic; openai: an OpenAI-compatible server (K-EXAONE by default).")
 @click.option("--top-k", type=click.IntRange(1, 20), default=5, show_default=True)
 @click.option("--db", default=None, help="Store URL (sqlite:///path or postgresql://…); default: UMMAYA_DATABASE_URL or ~/.ummaya.")
 @click.option("--root", type=click.Path(file_okay=False), default=None, help="Project folder whose generated/ to load.")
 def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: tuple[str, ...],
-        planner: str, top_k: int, db: str | None, root: str | None) -> None:
+        policy: str | None, planner: str, top_k: int, db: str | None, root: str | None) -> None:
     """Ask for a public-service outcome, e.g. ummaya ask "동아대 승학캠퍼스 근처 응급실 알려줘"."""
     from ummaya.paths import generated_dir
     from ummaya.runtime.assemble import build_engine
@@ -40,7 +41,7 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
         unknown = [c for c in consents if c not in engine.catalog.adapters]
         if unknown:
             raise click.BadParameter(f"unknown adapter id(s): {', '.join(unknown)}", param_hint="--consent")
-        result = asyncio.run(engine.ask(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k)))  # type: ignore[arg-type]
+        result = asyncio.run(engine.ask(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k, policy=policy)))  # type: ignore[arg-type]
     except RequestError as exc:
         if as_json:
             emit_json({"error": {"code": exc.code, "message": exc.message}})

@@ -15,9 +15,10 @@ BADGE_STYLE = {"live": "bold green", "mock": "bold yellow", "handoff": "bold cya
 @click.option("--mode", type=click.Choice(["auto", "live", "mock"]), default="auto", show_default=True)
 @click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True)
 @click.option("--session", "session_id", default=None, help="Resume a session (default: a new one).")
+@click.option("--policy", type=click.Choice(["default", "lookup_only"]), default=None, help="Session policy mode (lookup_only: public look-ups only; never a protected check or submission).")
 @click.option("--db", default=None, help="Store URL (default: UMMAYA_DATABASE_URL or ~/.ummaya).")
 @click.option("--root", type=click.Path(file_okay=False), default=None)
-def chat(mode: str, planner: str, session_id: str | None, db: str | None, root: str | None) -> None:
+def chat(mode: str, planner: str, session_id: str | None, policy: str | None, db: str | None, root: str | None) -> None:
     """Talk to UMMAYA; empty line or Ctrl-D to quit."""
     from rich.console import Console
     from rich.prompt import Confirm, Prompt
@@ -30,7 +31,8 @@ def chat(mode: str, planner: str, session_id: str | None, db: str | None, root: 
     console = Console()
     engine = build_engine(generated_dir(root), planner=planner, store=open_store(db))  # type: ignore[arg-type]
     session_id = session_id or f"chat-{uuid.uuid4().hex[:12]}"
-    console.print(f"[dim]UMMAYA · session {session_id} · release {engine.catalog.release_id[:12]} · planner {planner}[/dim]")
+    console.print(f"[dim]UMMAYA · session {session_id} · release {engine.catalog.release_id[:12]} · planner {planner}"
+                  + (f" · policy {policy}" if policy else "") + "[/dim]")
     while True:
         try:
             query = Prompt.ask("[bold]>[/bold]", console=console, default="", show_default=False)
@@ -41,7 +43,7 @@ def chat(mode: str, planner: str, session_id: str | None, db: str | None, root: 
         consents: tuple[str, ...] = ()
         while True:
             try:
-                stop = asyncio.run(_turn(engine, console, query, session_id, mode, consents))
+                stop = asyncio.run(_turn(engine, console, query, session_id, mode, consents, policy))
             except RequestError as exc:
                 console.print(f"[red]{exc.code}[/red]: {exc.message}")
                 break
@@ -55,12 +57,13 @@ def chat(mode: str, planner: str, session_id: str | None, db: str | None, root: 
             break
 
 
-async def _turn(engine, console, query: str, session_id: str, mode: str, consents: tuple[str, ...]):
+async def _turn(engine, console, query: str, session_id: str, mode: str, consents: tuple[str, ...],
+                policy: str | None = None):
     from ummaya.runtime.turn import TurnRequest
 
     pending_consent = None
     stop = None
-    async for e in engine.run(TurnRequest(query, session_id=session_id, mode=mode, consents=consents)):  # type: ignore[arg-type]
+    async for e in engine.run(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy)):  # type: ignore[arg-type]
         d = e.data
         if e.type == "call_started":
             style = BADGE_STYLE.get(d["tier"], "bold")
