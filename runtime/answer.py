@@ -99,6 +99,7 @@ STOPPED = {
         "channel_unavailable": "공공 API가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도해 주세요.",
         "adapter_error": "공공 API 응답을 처리하지 못했습니다 ({detail}). 결과를 추측해서 알려드리지 않습니다.",
         "budget_exhausted": "허용된 단계 수 안에 답을 만들지 못해 멈췄습니다.",
+        "ungrounded": "공공데이터 조회 결과로 뒷받침되는 답을 만들지 못해 답하지 않았습니다. 근거 없는 내용을 추측해서 알려드리지 않습니다. 찾으시는 위치나 조건을 조금 더 구체적으로 알려주시면 공공데이터로 확인해 드릴게요.",
         "model_unavailable": "답변을 만드는 언어 모델 서버가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도하거나 내장 오프라인 플래너(--planner offline)를 사용하세요.",
         "no_data": "조회 결과가 없습니다.",
     },
@@ -110,6 +111,7 @@ STOPPED = {
         "channel_unavailable": "The public API is not responding right now ({detail}). Please try again shortly.",
         "adapter_error": "The public API's response could not be processed ({detail}). I will not guess a result.",
         "budget_exhausted": "Stopped: no answer within the allowed number of steps.",
+        "ungrounded": "I could not write an answer backed by public data, so I did not answer; I will not guess. Tell me a little more (for example where you are) and I will look it up.",
         "model_unavailable": "The language model server that writes answers is not responding ({detail}). Try again shortly, or use the embedded offline planner (--planner offline).",
         "no_data": "No results were found.",
     },
@@ -122,11 +124,14 @@ def _template(source: str):
 
 
 def render_evidence(m: Manifest, ev: Evidence, language: str) -> str:
-    if ev.status == "no_data" or (ev.status == "ok" and not _has_content(ev.summary)):
+    """The citizen's view of one result, from the adapter's full output (the model's view, the
+    evidence summary, is trimmed to the context budget: a count rendered from it would be wrong)."""
+    data = ev.output if ev.output is not None else ev.summary
+    if ev.status == "no_data" or (ev.status == "ok" and not _has_content(data)):
         return STOPPED[language]["no_data"]
     if m.render is not None:
         try:
-            return _template(getattr(m.render, language)).render(**ev.summary).strip()
+            return _template(getattr(m.render, language)).render(**data).strip()
         except (TemplateError, TypeError, ValueError, AttributeError, KeyError):
             pass  # a template that cannot phrase this result falls back to the plain listing
     return _plain(ev.summary)
@@ -162,23 +167,35 @@ def source_line(ev: Evidence, language: str) -> str:
 
 
 def compose_completed(evidence: list[tuple[Manifest, Evidence]], language: str) -> str:
+    """The engine's own answer: each result rendered under its tier label, with its source."""
     blocks = []
-    tiers = []
     for m, ev in evidence:
-        tiers.append(ev.tier)
         if m.primitive == "locate" and len(evidence) > 1:
             blocks.append(_located_line(ev, language))
             continue
         blocks.append("\n".join([header(m, ev, language), render_evidence(m, ev, language), source_line(ev, language)]))
-    tier = "mock" if "mock" in tiers else "live"
+    return "\n\n".join([*blocks, *frame_tail(evidence, language)])
+
+
+def compose_framed(evidence: list[tuple[Manifest, Evidence]], prose: str, language: str) -> str:
+    """A planner's prose inside the engine's frame: a tier label for each piece of evidence first,
+    the prose, then each source, the boundary (what was and was not done) and the next step. The
+    prose cannot remove or reword any of them."""
+    labels = [_located_line(ev, language) if m.primitive == "locate" and len(evidence) > 1 else header(m, ev, language)
+              for m, ev in evidence]
+    sources = list(dict.fromkeys(source_line(ev, language) for _, ev in evidence))
+    return "\n\n".join(["\n".join(labels), prose.strip(), "\n".join(sources), *frame_tail(evidence, language)])
+
+
+def frame_tail(evidence: list[tuple[Manifest, Evidence]], language: str) -> list[str]:
+    """The boundary for the tiers used and the next step for the last result."""
+    tier = "mock" if any(ev.tier == "mock" for _, ev in evidence) else "live"
     final = evidence[-1][0]
     nxt = NEXT_STEP[language]
     step = nxt.get(final.domain, nxt["default"])
     if tier == "mock":
         step = nxt["mock"] if final.primitive in ("check", "send") else f"{step} {nxt['mock_lookup']}"
-    blocks.append(BOUNDARY[language][tier])
-    blocks.append(("다음 단계: " if language == "ko" else "Next: ") + step)
-    return "\n\n".join(blocks)
+    return [BOUNDARY[language][tier], ("다음 단계: " if language == "ko" else "Next: ") + step]
 
 
 def _located_line(ev: Evidence, language: str) -> str:

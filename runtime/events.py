@@ -42,6 +42,7 @@ STOP_REASONS = (
     "adapter_error",
     "budget_exhausted",
     "handoff_required",
+    "ungrounded",
 )
 
 # The layer that stopped a turn, named in the stop event (the stage that decided it).
@@ -57,6 +58,7 @@ STOP_LAYER = {
     "adapter_error": "dispatch",
     "budget_exhausted": "context",
     "handoff_required": "dispatch",
+    "ungrounded": "answer",
 }
 
 

@@ -80,6 +80,7 @@ def project(
         summary=_trim(output or {}),
         citation=citation_of(m),
         freshness=find_freshness(output),
+        output=output,
     )
 
 

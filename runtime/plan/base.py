@@ -43,6 +43,9 @@ class Evidence:
     summary: dict[str, Any]  # compact JSON (records trimmed), never instructions
     citation: dict[str, Any]
     freshness: str | None = None
+    # The adapter's full output: what the citizen's view is rendered from. Never sent to a model
+    # (its tool message carries ``summary``, trimmed to the context budget).
+    output: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -55,7 +58,10 @@ class PlanContext:
     evidence: list[Evidence]
     slots: dict[str, Any]  # carried session slots (e.g. resolved coordinates)
     step: int
-    repair: str | None = None  # validation error the planner gets once to repair
+    repair: str | None = None  # what the planner gets once to repair (see repair_kind)
+    # "validation": ``repair`` is the validator's error for the rejected call; "ungrounded": the
+    # planner answered with no evidence and ``repair`` is its rejected text.
+    repair_kind: str = "validation"
     # What the dialogue adds (runtime/dialogue/resolve.py ``Hints``): the place the message gives
     # without an anchor, arguments carried from the last intent, reusable references. None on a
     # turn without a session.

@@ -128,6 +128,11 @@ class AnswerResponse(BaseModel):
     calls: list[Call]
     answer: str
     stop_reason: str
+    grounded: bool = Field(description="True when every claim in the answer is backed by this turn's "
+                           "evidence or the citizen's own words; false when the claim check removed "
+                           "something or the turn stopped as ungrounded")
+    removed_claims: list[dict[str, Any]] = Field(
+        default_factory=list, description="What the claim check removed: {kind, claim, sentence}")
     usage: dict[str, int]
     session_id: str
     language: str

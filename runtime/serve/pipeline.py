@@ -358,7 +358,8 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
                                          "trace_id": state.trace_id}})
         else:
             yield ev("completed", {"trace_id": state.trace_id, "stop_reason": result.stop_reason,
-                                   "layer": result.layer, "usage": usage_of(result),
+                                   "layer": result.layer, "grounded": result.grounded,
+                                   "removed_claims": result.removed_claims, "usage": usage_of(result),
                                    "calls": result.calls, "session_id": result.session_id,
                                    "language": result.language})
     finally:
@@ -394,7 +395,8 @@ def fold(events: list[ApiEvent]) -> tuple[dict[str, Any] | None, dict[str, Any] 
         "evidence": [e.data for e in events if e.event == "evidence"],
         "calls": done["calls"],
         "answer": "".join(e.data["text"] for e in events if e.event == "delta"),
-        "stop_reason": done["stop_reason"], "usage": done["usage"],
+        "stop_reason": done["stop_reason"], "grounded": done["grounded"],
+        "removed_claims": done["removed_claims"], "usage": done["usage"],
         "session_id": done["session_id"], "language": done["language"],
     }, None
 

@@ -30,13 +30,13 @@ from .gate import gate
 from .log import TurnLog
 from .plan import plan_step
 from .project import compact, project
+from .provenance import ArgumentProvenance
 from .retrieve import retrieve, widen
 from .validate import repair_or_stop, validate
 from .values import (
     ArgumentCheck,
     CheckInput,
     Mode,
-    Planned,
     Refusal,
     Stop,
     TurnContext,
@@ -73,7 +73,8 @@ class TurnEngine:
     ):
         """``write_traces=False``: a caller that writes richer traces itself (the server adds its
         request states, release alias and public error code) keeps the engine from writing one.
-        ``argument_checks``: run between validate and gate, in order (checks.py)."""
+        ``argument_checks``: run between validate and gate, in order, after argument provenance,
+        which always runs (checks.py, provenance.py)."""
         self.catalog = catalog
         self.retriever = retriever
         self.dispatcher = dispatcher
@@ -83,7 +84,7 @@ class TurnEngine:
         self.consents: ConsentBook = store if store is not None else MemoryConsentBook()
         self.widen_providers = widen_providers
         self.write_traces = write_traces
-        self.argument_checks: list[ArgumentCheck] = list(argument_checks or ())
+        self.argument_checks: list[ArgumentCheck] = [ArgumentProvenance(), *(argument_checks or ())]
         self.deadline_s = deadline_s
         self._sessions: dict[str, Session] = {}
         # Enforced for every planner, before any other argument check: personal data goes only into
@@ -173,21 +174,23 @@ class TurnEngine:
             log.state("generating")
             by_id = cands.by_id
             for step in range(req.max_steps):
-                planned: Planned | None = None
-                async for item in plan_step(self.planner, ctx, cands, st, step, log):
-                    planned = item
-                    for e in log.take():
-                        yield e
-                assert planned is not None
+                planned = await plan_step(self.planner, ctx, cands, st, step, log)
+                if st.repair_kind == "ungrounded":  # that repair was this step's; it is used up
+                    st.repair, st.repair_kind = None, "validation"
+                for e in log.take():
+                    yield e
                 action = planned.action
                 if action.kind == "answer":
-                    raise answer_stop(planned, ctx, st)
+                    stop = answer_stop(planned, ctx, st)
+                    if stop is None:
+                        continue  # no evidence yet: the planner gets one more step to find some
+                    raise stop
                 if action.kind == "ask":
                     # Consent comes before collection (개인정보 보호법 제15조): a protected adapter
                     # is never the reason to ask for personal data the citizen has not agreed to give.
                     st.asked = _asked(action)
                     self._gate(action.calls, by_id, ctx, st, log, quiet_when_allowed=True)
-                    raise ask_stop(planned, ctx)
+                    raise ask_stop(planned, ctx, st)
                 checked = validate(action.calls, by_id, st, log)
                 for e in log.take():
                     yield e
@@ -247,6 +250,7 @@ class TurnEngine:
             evidence=[{"evidence_id": e.evidence_id, "adapter_id": e.adapter_id, "tier": e.tier, "status": e.status,
                        "citation": e.citation, "freshness": e.freshness, "summary": e.summary} for _, e in st.evidence],
             candidates=cands.ranked if cands is not None else [], usage=st.usage, events=log.events, error=error,
+            grounded=st.grounded, removed_claims=st.removed,
         )
         self._save_trace(result, query, log.states, time.perf_counter() - t0)
         if sink:
@@ -260,7 +264,7 @@ class TurnEngine:
         from ..dialogue import DialogueState, after_turn
 
         state = ctx.dialogue if ctx.dialogue is not None else DialogueState()
-        outputs = {e.call_id: st.outputs.get(e.evidence_id) for _, e in st.evidence}
+        outputs = {e.call_id: e.output for _, e in st.evidence}
         new = after_turn(state, ctx.frame, catalog=self.catalog, query=query, language=ctx.language,
                          policy=ctx.policy, stop_reason=stop_reason, asked=st.asked, calls=st.calls,
                          slots=ctx.slots, outputs=outputs, now=ctx.clock)

@@ -53,3 +53,6 @@ def gate(
         if stop is not None:
             st.calls.append(call_row(c, stop.reason))
             raise stop
+        m = by_id[c.adapter_id]
+        if m.permission.consent is not None and book.has_consent(ctx.session.session_id, m.id):
+            st.consented.add(m.id)  # the claim check lets "동의하신 내용으로" stand only then

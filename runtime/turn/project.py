@@ -28,7 +28,6 @@ def project(done: list[Dispatched], ctx: TurnContext, st: TurnState, log: TurnLo
             continue
         e = project_one(f"ev{len(st.evidence) + 1}", c.id, m, out.tier, out.status, out.output)
         st.evidence.append((m, e))
-        st.outputs[e.evidence_id] = out.output
         log.emit("evidence", "project", evidence_id=e.evidence_id, adapter_id=m.id, tier=e.tier, status=e.status,
                  citation=e.citation, freshness=e.freshness, summary=e.summary)
         st.messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps(

@@ -122,8 +122,7 @@ class Planned:
     """One planner step: the action, and what the planner said while deciding it."""
 
     action: Action
-    streamed: bool = False  # its text already reached the citizen as deltas
-    narration: str = ""  # text held back because a tool call followed it
+    narration: str = ""  # text the planner wrote before a tool call: kept in the trace only
 
 
 @dataclass
@@ -181,12 +180,16 @@ class TurnState:
 
     messages: list[dict[str, Any]]
     evidence: list[tuple[Manifest, Evidence]] = field(default_factory=list)
-    outputs: dict[str, Any] = field(default_factory=dict)  # evidence id -> full adapter output
     calls: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     deltas: list[str] = field(default_factory=list)
     repair: str | None = None
-    repaired: bool = False
+    repair_kind: str = "validation"
+    repaired: bool = False  # the one validation repair is used
+    grounding_repaired: bool = False  # the one "answer from evidence" repair is used
+    consented: set[str] = field(default_factory=set)  # adapters that passed the gate on a recorded consent
+    grounded: bool = True
+    removed: list[dict[str, Any]] = field(default_factory=list)  # claims the claim check removed
     asked: dict[str, Any] | None = None  # the question a needs_input stop asks (adapter, missing, arguments)
     notes: list[str] = field(default_factory=list)  # one-line notes for the answer (Mock for another place)
 

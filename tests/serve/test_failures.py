@@ -111,9 +111,8 @@ def test_failure_matrix_same_code_in_both_modes(fault: str, fake_llm: Any, upstr
         assert sse_err["code"] == code and sse_err["trace_id"] == events[0]["data"]["trace_id"]
         assert sse_err["message"] == err["message"] or fault in PROVIDER_FAULTS  # provider text may name ports
         if fault == "provider_stream_cut_after_deltas":
-            deltas = [e["data"]["text"] for e in events if e["event"] == "delta"]
-            assert "".join(deltas).startswith("동아대학교병원이 가장"), "the model's deltas before the cut"
-            assert kinds.index("delta") < kinds.index("error")
+            deltas = "".join(e["data"]["text"] for e in events if e["event"] == "delta")
+            assert "동아대학교병원이 가장" not in deltas, "a cut answer was never checked: none of it is shown"
         t = c.get(f"/v1/traces/{sse_err['trace_id']}").json()
         assert t["state"] == "failed" and t["meta"]["error"]["code"] == code
         assert [s["state"] for s in t["states"]][-1] == "failed"
@@ -128,9 +127,11 @@ def scenario_copy(fault: str) -> list[Any]:
     return list(items)
 
 
-def test_provider_answer_streams_deltas_live_and_matches_json(fake_llm: Any, generated: Path, sqlite_url: str,
-                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The happy path over the same provider: text streamed by the model arrives as deltas, once each."""
+def test_provider_answer_is_framed_checked_and_the_same_in_json_and_sse(fake_llm: Any, generated: Path, sqlite_url: str,
+                                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The happy path over the same provider: the model's answer, claim-checked and framed, arrives
+    as the same text in both modes. Its one sentence claims a Live hospital after only a Mock
+    place lookup, so the check removes it and the evidence speaks instead (grounded: false)."""
     monkeypatch.setenv("UMMAYA_LLM_BASE_URL", fake_llm.base_url)
     fake_llm.script.clear()
     fake_llm.push(*located(scenario("text_answer")), *located(scenario("text_answer")))
@@ -142,8 +143,11 @@ def test_provider_answer_streams_deltas_live_and_matches_json(fake_llm: Any, gen
     # summed over both model calls: the lookup (1024 + 38) and the answer (812 + 41)
     assert j["usage"]["prompt_tokens"] == 1024 + 812 and j["usage"]["completion_tokens"] == 38 + 41
     text = "".join(e["data"]["text"] for e in events if e["event"] == "delta")
-    assert text == j["answer"] and "동아대학교병원" in text
-    assert events[-1]["event"] == "completed"
+    assert text == j["answer"] and text.startswith("[Mock · 모의]")
+    assert "[Live · 국립중앙의료원]" not in text and j["grounded"] is False
+    done = events[-1]
+    assert done["event"] == "completed" and done["data"]["grounded"] is False
+    assert done["data"]["removed_claims"] == j["removed_claims"] and "tier" in {r["kind"] for r in j["removed_claims"]}
     # the planner saw the reranked, budgeted candidates as tools
     sent = fake_llm.requests[-1].json
     assert 1 <= len(sent["tools"]) <= 5 + 2

@@ -84,7 +84,7 @@ def test_gate_alone_stops_a_protected_call_without_consent(catalog):
     assert s.value.reason == "consent_required" and st.calls[-1]["status"] == "consent_required"
 
 
-def test_plan_step_alone_holds_text_before_evidence(catalog):
+def test_plan_step_alone_holds_every_word_of_the_planner(catalog):
     class Narrator:
         name = "narrator"
 
@@ -92,13 +92,9 @@ def test_plan_step_alone_holds_text_before_evidence(catalog):
             on_delta("위치부터 찾아볼게요. ")
             return Action("call", [ToolCall("c", "nmc_emergency_beds", {"sido": "부산광역시"})])
 
-    async def run():
-        log, st = TurnLog(), TurnState(messages=[])
-        items = [i async for i in plan_step(Narrator(), ctx_for("부산 응급실"), Candidates([], []), st, 0, log)]
-        return items, log, st
-
-    items, log, st = asyncio.run(run())
-    assert isinstance(items[-1], Planned) and items[-1].narration.startswith("위치부터")
+    log, st = TurnLog(), TurnState(messages=[])
+    planned = asyncio.run(plan_step(Narrator(), ctx_for("부산 응급실"), Candidates([], []), st, 0, log))
+    assert isinstance(planned, Planned) and planned.narration.startswith("위치부터")
     assert st.deltas == [] and [e.type for e in log.take()] == ["plan"]
 
 
@@ -111,7 +107,7 @@ def test_dispatch_and_project_alone(catalog):
     assert project(done, ctx, st, log) is None
     assert [e.type for e in log.take()] == ["call_started", "call_finished", "evidence"]
     (_, ev), = st.evidence
-    assert ev.tier == "mock" and st.outputs[ev.evidence_id] is not None
+    assert ev.tier == "mock" and ev.output is not None, "the full output is kept beside the trimmed summary"
     assert st.messages[-1]["role"] == "tool"
 
 

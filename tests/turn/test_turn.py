@@ -178,15 +178,17 @@ def test_narration_before_a_tool_call_is_not_part_of_the_answer(engine):
     call = Action("call", [ToolCall("c1", "nmc_emergency_beds", {"sido": "부산광역시"})], text="병상 정보를 조회해 볼게요.")
     final = Action("answer", text="부산 응급실 병상 현황입니다 (모의 데이터).")
     r = streamed(engine, [call, final], "부산 응급실 병상")
-    assert r.stop_reason == "completed"
-    assert "조회해 볼게요" not in r.answer and r.answer.startswith("부산 응급실 병상 현황입니다")
+    assert r.stop_reason == "completed" and r.grounded
+    assert "조회해 볼게요" not in r.answer and "부산 응급실 병상 현황입니다" in r.answer
+    # the engine's frame around the prose: tier label first, then source, boundary, next step
+    assert r.answer.startswith("[Mock · 모의]") and "출처:" in r.answer and "다음 단계:" in r.answer
     assert r.answer == "".join(e.data["text"] for e in r.events if e.type == "delta")
     plan = next(e for e in r.events if e.type == "plan")
     assert plan.data["narration"].startswith("병상 정보를")  # kept in the trace, not the answer
-    # after evidence the answer streams while the model writes: deltas come before its plan event
+    # a planner's words are held until its step ends and the claim check has read them
     kinds = [e.type for e in r.events]
     last_plan = len(kinds) - 1 - kinds[::-1].index("plan")
-    assert kinds.index("delta") < last_plan
+    assert kinds.index("delta") > last_plan
 
 
 def test_a_streamed_question_is_said_once(engine):
