@@ -17,12 +17,13 @@ from typing import Any
 
 from ummaya.codegen.manifest import Manifest
 
+from ..dialogue.state import PERSONAL_SLOTS as DIALOGUE_PERSONAL
 from .values import CheckInput, Refusal
 
-PERSONAL_SLOTS = frozenset({
-    "person_name", "birth_date", "phone", "resident_number", "rrn", "home_address", "address",
-    "account", "account_number", "bank_account", "card_number", "email", "passport_number",
-    "driver_licence", "driver_license", "vehicle_number", "foreigner_number",
+# The dialogue's list (never carried, never stored) and the kinds a call may carry on top of it.
+PERSONAL_SLOTS = DIALOGUE_PERSONAL | frozenset({
+    "home_address", "address", "account", "account_number", "bank_account", "driver_license",
+    "foreigner_number",
 })
 
 _DATE_KO = re.compile(r"(?<!\d)((?:19|20)?\d{2})\s*(?:년|[-./])\s*(\d{1,2})\s*(?:월|[-./])\s*(\d{1,2})\s*일?")
