@@ -26,6 +26,8 @@ for name, folder in ROOTS.items():
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={"ummaya.generated": ["*.json", "*.lock", "**/*.json", "**/*"]},
+    # The citizen page (runtime/serve/static/) ships in the package: `ummaya serve` serves it at /.
+    package_data={"ummaya.generated": ["*.json", "*.lock", "**/*.json", "**/*"],
+                  "ummaya.runtime.serve": ["static/*"]},
     include_package_data=True,
 )

@@ -316,7 +316,8 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
         app.state.service = service
         purger = asyncio.create_task(_purge_loop(service))
         try:
-            yield
+            async with mcp_lifespan():  # the /mcp session manager (runtime/mcp/http.py)
+                yield
         finally:
             purger.cancel()
             with contextlib.suppress(BaseException):
@@ -501,6 +502,13 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
                             media_type="application/json")
         return Response(_dumps(ok).encode(), media_type="application/json")
 
+    # MCP over streamable HTTP and the citizen page (issue 14): both outside the OpenAPI document.
+    from ummaya.runtime.mcp.http import mount as mount_mcp
+
+    from .page import mount as mount_web
+
+    mcp_lifespan = mount_mcp(app, lambda: holder["service"], mode=settings.mode_ceiling)
+    mount_web(app)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app
 

@@ -315,8 +315,10 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
             elif t == "delta":
                 yield ev("delta", {"text": d["text"]})
             elif t == "permission":
-                yield ev("permission", {"adapter_id": d["adapter_id"], "gate": d["gate"],
-                                        "decision": d["decision"]})
+                perm = {"adapter_id": d["adapter_id"], "gate": d["gate"], "decision": d["decision"]}
+                if d["decision"] == "consent_required":  # what a client must show to ask for it
+                    perm["notice"] = consent_notice(p.loaded.catalog, d["adapter_id"])
+                yield ev("permission", perm)
             elif t == "call_started":
                 call_ids[d["adapter_id"]] = d["call_id"]
                 yield ev("tool_call", {"call_id": d["call_id"], "adapter_id": d["adapter_id"],
@@ -374,6 +376,18 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
             state.mark("failed")
             service.write_trace_sync(state, results[0] if results else None, seen_events)
         # (terminal but not finished: the trace write was already under way when the client left)
+
+
+def consent_notice(catalog: Any, adapter_id: str) -> dict[str, Any] | None:
+    """The four items shown before consent (purpose, data items, retention, the right to refuse),
+    in both languages, with the adapter's title: a client builds its consent dialog from this."""
+    m = catalog.adapters.get(adapter_id)
+    c = m.permission.consent if m is not None else None
+    if c is None:
+        return None
+    return {"title": m.title.model_dump(), "agency": {"ko": m.agency.name_ko, "en": m.agency.name_en},
+            "purpose": c.purpose.model_dump(), "data_items": list(c.data_items),
+            "retention": c.retention.model_dump(), "refusal": c.refusal.model_dump()}
 
 
 def usage_of(result: Any) -> dict[str, int]:

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "trace": "trace:trace",
     "traces": "trace:traces",
     "serve": "serve:serve",
+    "mcp": "mcp:mcp",
     "release": "release:release",
 }
 

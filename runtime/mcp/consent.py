@@ -1,0 +1,92 @@
+"""Consent through MCP elicitation: the form a host shows and the answers it sends back.
+
+The form carries the four items the law requires shown before collection (purpose, data items,
+retention, the right to refuse — 개인정보 보호법 제15조·제22조) and one boolean, ``agree``. Only an
+``accept`` with ``agree: true`` is a consent; decline, cancel or ``agree: false`` is a refusal.
+
+Two protocol eras, one form:
+* 2026-07-28 and later: the call returns ``InputRequiredResult``; the host asks the citizen and
+  retries the same call with ``inputResponses``. The ``requestState`` we send is an HMAC over the
+  adapter and the consent session, so an answer counts only for a question this server asked, for
+  that adapter, in that session (a forged or replayed ``accept`` is ignored, and the form is shown).
+* earlier versions: the server sends ``elicitation/create`` mid-call and waits for the answer.
+
+An accepted consent is written by the engine's own ``grant`` (the store's hash-chained ledger),
+exactly as ``ummaya ask --consent`` or ``ummaya consent grant`` would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+import mcp_types as types
+
+from ummaya.codegen.manifest import Manifest
+
+KEY_PREFIX = "consent:"
+_SECRET = secrets.token_bytes(32)  # per process: a state minted by another process is not ours
+
+
+def supports_elicitation(session: Any) -> bool:
+    caps = getattr(session, "client_capabilities", None)
+    el = getattr(caps, "elicitation", None) if caps is not None else None
+    # A bare `elicitation: {}` (before modes existed) means form support; url-only does not.
+    return el is not None and (el.form is not None or el.url is None)
+
+
+def message(m: Manifest) -> str:
+    c = m.permission.consent
+    assert c is not None
+    return "\n".join([
+        f"'{m.title.ko}' ({m.title.en}) — 개인정보 수집·이용 동의 / consent to collect and use personal data",
+        f"· 목적 Purpose: {c.purpose.ko} / {c.purpose.en}",
+        f"· 수집 항목 Data items: {', '.join(c.data_items)}",
+        f"· 보유 기간 Retention: {c.retention.ko} / {c.retention.en}",
+        f"· 거부할 권리 Right to refuse: {c.refusal.ko} / {c.refusal.en}",
+        "동의하시겠습니까? / Do you consent?",
+    ])
+
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"agree": {"type": "boolean", "title": "동의합니다 / I consent",
+                             "description": "위 내용에 동의하면 선택 / tick to consent to the notice above"}},
+    "required": ["agree"],
+}
+
+
+def request(m: Manifest) -> types.ElicitRequest:
+    return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message(m), requested_schema=SCHEMA))
+
+
+def _mac(adapter_id: str, session_id: str) -> str:
+    return hmac.new(_SECRET, f"{adapter_id}\x00{session_id}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def input_required(m: Manifest, session_id: str) -> types.InputRequiredResult:
+    return types.InputRequiredResult(input_requests={KEY_PREFIX + m.id: request(m)},
+                                     request_state=f"ummaya-consent:{m.id}:{_mac(m.id, session_id)}")
+
+
+def answers(params: Any, session_id: str) -> dict[str, bool]:
+    """adapter id → consented? from a retried call's ``inputResponses``; only answers to the
+    question this server asked (the state's MAC matches) count."""
+    responses = getattr(params, "input_responses", None) or {}
+    state = getattr(params, "request_state", None) or ""
+    out: dict[str, bool] = {}
+    for key, resp in responses.items():
+        if not key.startswith(KEY_PREFIX) or not isinstance(resp, types.ElicitResult):
+            continue
+        adapter_id = key[len(KEY_PREFIX):]
+        if not hmac.compare_digest(state, f"ummaya-consent:{adapter_id}:{_mac(adapter_id, session_id)}"):
+            continue
+        out[adapter_id] = agreed(resp)
+    return out
+
+
+def agreed(result: Any) -> bool:
+    return (getattr(result, "action", None) == "accept"
+            and isinstance(getattr(result, "content", None), dict) and result.content.get("agree") is True)

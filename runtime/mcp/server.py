@@ -1,0 +1,337 @@
+"""The MCP server: the official SDK's low-level ``Server`` over the turn engine.
+
+The low-level server, not ``MCPServer``: ``MCPServer`` derives a tool's schemas from a Python
+function's signature, while here every tool's input and output schema *is* its manifest's, and
+the tool set is whatever release is active.
+
+An adapter tool runs the engine's own steps for one call, nothing parallel: ``validate_call``
+(the input schema), the engine's gate (``TurnEngine._gate``: consent, blocked, handoff),
+``dispatcher.call`` (Live / Mock / Handoff, the same client and parser), ``project`` (evidence),
+and a trace in the store. ``ask`` runs ``engine.ask`` — the whole turn, with its grounding and
+personal-data rules unchanged.
+
+Sessions: consents and the conversation are kept per MCP connection. Over stdio that is one id
+for the process (``ummaya mcp --session``, else a fresh ``mcp-…`` id); over HTTP it is the
+transport's session id (issued by the server, never chosen by the client), and a request with
+none gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Literal
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import is_version_at_least
+
+from ummaya.codegen.manifest import Manifest
+
+from .. import answer as ans
+from ..context import RequestError
+from ..events import Event
+from ..plan.base import ToolCall
+from ..project import project
+from ..turn import TurnEngine, TurnRequest
+from ..validate import validate_call
+from . import consent
+from .tools import (
+    ASK_TOOL,
+    ask_tool,
+    render_consent_required,
+    render_error,
+    render_result,
+    render_turn,
+    tool_for,
+)
+
+log = logging.getLogger("ummaya.mcp")
+
+Mode = Literal["auto", "live", "mock"]
+MODERN = "2026-07-28"
+UPSTREAM_FAILURES = frozenset({"adapter_error", "channel_unavailable", "credential_missing"})  # from this version on, elicitation rides InputRequiredResult
+SERVER_NAME = "ummaya"
+INSTRUCTIONS = (
+    "UMMAYA: 한국 공공서비스 요청을 공공데이터로 답합니다. 도구 하나가 어댑터 하나이며, 결과마다 "
+    "Live(실시간)/Mock(모의)/Handoff(공식 창구 안내) 표시와 출처가 붙습니다. 개인정보가 필요한 도구는 "
+    "동의 없이 실행되지 않습니다(consent_required). 한 번에 처리하려면 `ask`를 쓰세요.\n"
+    "UMMAYA answers Korean public-service requests from public data. One tool per adapter; every "
+    "result is labelled Live/Mock/Handoff and cited. Tools that need personal data refuse with "
+    "consent_required until the citizen consents. Use `ask` to run a whole turn.")
+
+
+def new_session_id() -> str:
+    return f"mcp-{secrets.token_hex(12)}"
+
+
+@dataclass
+class McpBackend:
+    """Where the tools come from. ``engine`` returns the turn engine to use *now* (the server
+    passes the active release's, so a promotion changes the tools at once)."""
+
+    engine: Callable[[], TurnEngine]
+    mode: Mode = "auto"
+    session_id: str | None = None  # one fixed session (stdio); None: per HTTP session
+    _tools: dict[tuple[str, str], list[types.Tool]] = field(default_factory=dict)
+
+    def tools(self, engine: TurnEngine) -> list[types.Tool]:
+        key = (engine.catalog.release_id, self.mode)
+        hit = self._tools.get(key)
+        if hit is None:
+            d = engine.dispatcher
+            hit = [tool_for(m, d.resolve_tier(m.id, self.mode)) for m in
+                   (engine.catalog.adapters[i] for i in engine.catalog.ids)] + [ask_tool()]
+            self._tools = {key: hit}  # the previous release's list is never needed again
+        return hit
+
+    def session_for(self, ctx: Any) -> str:
+        if self.session_id:
+            return self.session_id
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        sid = headers.get("mcp-session-id") if headers is not None else None
+        # The SDK issues these (uuid4 hex) and refuses unknown ones, so a client cannot pick
+        # another client's session; prefixing keeps them apart from the HTTP API's sessions.
+        return f"mcp-http-{sid}" if sid else new_session_id()
+
+
+@dataclass
+class Outcome:
+    """One run of a tool: the result, and the adapter whose consent stopped it (if any)."""
+
+    result: types.CallToolResult
+    consent_for: Manifest | None = None
+
+
+def text(value: str) -> list[types.TextContent]:
+    return [types.TextContent(type="text", text=value)]
+
+
+def error_result(code: str, message: str, **meta: Any) -> types.CallToolResult:
+    return types.CallToolResult(content=text(f"{code}: {message}"), is_error=True,
+                                meta={"ummaya/error": code, **{f"ummaya/{k}": v for k, v in meta.items()}})
+
+
+class ToolRunner:
+    def __init__(self, backend: McpBackend):
+        self.backend = backend
+
+    # -- one adapter call, through the engine's own steps ----------------------------------------
+    async def adapter(self, engine: TurnEngine, m: Manifest, args: dict[str, Any], session_id: str) -> Outcome:
+        from ..store.models import new_trace_id
+
+        t0 = time.perf_counter()
+        trace_id = new_trace_id()
+        events: list[Event] = []
+
+        def ev(type_: str, stage: str, **data: Any) -> None:
+            events.append(Event(seq=len(events), type=type_, stage=stage,  # type: ignore[arg-type]
+                                t_ms=round((time.perf_counter() - t0) * 1000, 3), data=data))
+
+        mode = self.backend.mode
+        ev("turn_started", "context", trace_id=trace_id, session_id=session_id, mode=mode,
+           release_id=engine.catalog.release_id, planner="mcp")
+        call = ToolCall(id="call_1", adapter_id=m.id, arguments=args)
+        problems = validate_call(call, {m.id: m})
+        ev("validation", "validate", adapter_id=m.id, ok=not problems, errors=problems, repair=False)
+        row = {"call_id": call.id, "adapter_id": m.id, "primitive": m.primitive,
+               "tier": engine.dispatcher.resolve_tier(m.id, mode), "status": "invalid", "latency_ms": 0.0,
+               "upstream_url": None, "fixture": None, "error": None, "arguments": args}
+        if problems:
+            return self._finish(engine, trace_id, session_id, m, row, events, "invalid_arguments", t0,
+                                error_result("invalid_arguments", "; ".join(problems), trace_id=trace_id,
+                                             adapter_id=m.id))
+        req = TurnRequest(query=m.id, session_id=session_id, mode=mode)
+        g, stop = engine._gate(m, session_id, req, "ko")  # the engine's one gate helper
+        ev("permission", "gate", adapter_id=m.id, gate=g.gate, decision=g.decision)
+        if stop is not None:
+            row["status"] = stop.reason
+            if stop.reason == "consent_required":
+                result = types.CallToolResult(
+                    content=text(render_consent_required(m, session_id, trace_id)), is_error=True,
+                    meta={"ummaya/error": "consent_required", "ummaya/adapter_id": m.id,
+                          "ummaya/trace_id": trace_id, "ummaya/session_id": session_id,
+                          "ummaya/notice": _notice(m)})
+                out = self._finish(engine, trace_id, session_id, m, row, events, stop.reason, t0, result)
+                out.consent_for = m
+                return out
+            return self._finish(engine, trace_id, session_id, m, row, events, stop.reason, t0,
+                                error_result(stop.reason, ans.compose_stop(stop.reason, "ko") + " / "
+                                             + ans.compose_stop(stop.reason, "en"), trace_id=trace_id))
+        ev("call_started", "dispatch", call_id=call.id, adapter_id=m.id, primitive=m.primitive,
+           tier=row["tier"], arguments=args)
+        out = await engine.dispatcher.call(m.id, args, mode=mode)
+        error = ({"class": out.error_class, "code": out.error_code, "message": out.error_message}
+                 if out.status == "error" else None)
+        row.update(tier=out.tier, status=out.status, latency_ms=round(out.latency_ms, 2),
+                   upstream_url=out.upstream_url, fixture=out.fixture, error=error)
+        ev("call_finished", "dispatch", call_id=call.id, adapter_id=m.id, tier=out.tier, status=out.status,
+           latency_ms=row["latency_ms"], upstream_url=out.upstream_url, fixture=out.fixture, error=error)
+        meta = {"ummaya/trace_id": trace_id, "ummaya/tier": out.tier, "ummaya/status": out.status,
+                "ummaya/citation": m.citation.url}
+        if out.status == "error":
+            reason = out.error_class or "adapter_error"
+            result = types.CallToolResult(
+                content=text(render_error(m, out.tier, reason, out.error_code, trace_id)), is_error=True,
+                meta={**meta, "ummaya/error": reason, "ummaya/error_code": out.error_code})
+            return self._finish(engine, trace_id, session_id, m, row, events, reason, t0, result)
+        e = project("ev1", call.id, m, out.tier, out.status, out.output)
+        ev("evidence", "project", evidence_id=e.evidence_id, adapter_id=m.id, tier=e.tier, status=e.status,
+           citation=e.citation, freshness=e.freshness, summary=e.summary)
+        result = types.CallToolResult(content=text(render_result(m, e, trace_id)),
+                                      structured_content=out.output, is_error=False, meta=meta)
+        stop_reason = "handoff_required" if out.status == "handoff" else "completed"
+        return self._finish(engine, trace_id, session_id, m, row, events, stop_reason, t0, result)
+
+    def _finish(self, engine: TurnEngine, trace_id: str, session_id: str, m: Manifest, row: dict[str, Any],
+                events: list[Event], stop_reason: str, t0: float, result: types.CallToolResult) -> Outcome:
+        """Write the call's trace (redacted and expiring, by the store's retention policy)."""
+        from ..events import STOP_LAYER
+
+        layer = STOP_LAYER.get(stop_reason, "dispatch")
+        events.append(Event(seq=len(events), type="stop", stage=layer,
+                            t_ms=round((time.perf_counter() - t0) * 1000, 3),
+                            data={"stop_reason": stop_reason, "layer": layer, "detail": ""}))
+        store = engine.store
+        if store is not None and engine.write_traces:
+            from ..store.models import Trace, utcnow
+
+            seconds = time.perf_counter() - t0
+            start = utcnow() - timedelta(seconds=seconds)
+            answer = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+            # As for turns: a stop (consent, invalid arguments, handoff) is an answer, an agency
+            # that failed is a failure.
+            final = "failed" if stop_reason in UPSTREAM_FAILURES else "completed"
+            trace = Trace(
+                trace_id=trace_id, created_at=start, release_id=engine.catalog.release_id,
+                session_id=session_id, stop_reason=stop_reason, state=final,
+                states=[{"state": "received", "at": start.isoformat()},
+                        {"state": final, "at": (start + timedelta(seconds=seconds)).isoformat()}],
+                timings={"total_ms": round(seconds * 1000, 3)}, request_text=f"mcp tools/call {m.id}",
+                answer_text=answer, events=[e.model_dump() for e in events], calls=[row],
+                meta={"endpoint": "mcp", "layer": layer, "adapter_id": m.id},
+            )
+            try:
+                store.put_trace(trace, engine.retention)
+            except Exception:  # a trace must never turn a result into a failure
+                log.exception("could not store trace %s", trace_id)
+        return Outcome(result)
+
+    # -- a whole turn --------------------------------------------------------------------------
+    async def ask(self, engine: TurnEngine, args: dict[str, Any], session_id: str) -> Outcome:
+        query = args.get("query")
+        if not isinstance(query, str):
+            return Outcome(error_result("invalid_arguments", "ask.query: a string is required"))
+        try:
+            r = await engine.ask(TurnRequest(query, session_id=session_id, mode=self.backend.mode))
+        except RequestError as exc:
+            return Outcome(error_result(exc.code, exc.message))
+        structured = {
+            "answer": r.answer, "stop_reason": r.stop_reason, "layer": r.layer, "trace_id": r.trace_id,
+            "session_id": r.session_id, "language": r.language, "evidence": r.evidence,
+            "calls": [{k: c.get(k) for k in ("adapter_id", "primitive", "tier", "status")} for c in r.calls],
+        }
+        result = types.CallToolResult(content=text(render_turn(r)), structured_content=structured,
+                                      is_error=False, meta={"ummaya/trace_id": r.trace_id})
+        blocked = None
+        if r.stop_reason == "consent_required":
+            aid = next((e.data["adapter_id"] for e in reversed(r.events)
+                        if e.type == "permission" and e.data.get("decision") == "consent_required"), None)
+            blocked = engine.catalog.adapters.get(aid) if aid else None
+        return Outcome(result, blocked)
+
+    # -- the tools/call handler, consent included -------------------------------------------------
+    async def call(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
+        engine = self.backend.engine()
+        name, args = params.name, dict(params.arguments or {})
+        if name != ASK_TOOL and name not in engine.catalog.adapters:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool '{name}' (tools/list names them)")
+        session_id = self.backend.session_for(ctx)
+        declined: set[str] = set()
+        for adapter_id, ok in consent.answers(params, session_id).items():
+            m = engine.catalog.adapters.get(adapter_id)
+            if m is None or m.permission.consent is None:
+                continue
+            if ok:
+                engine.grant(session_id, m)
+            else:
+                declined.add(adapter_id)
+
+        async def run() -> Outcome:
+            if name == ASK_TOOL:
+                return await self.ask(engine, args, session_id)
+            return await self.adapter(engine, engine.catalog.adapters[name], args, session_id)
+
+        outcome = await run()
+        m = outcome.consent_for
+        if m is None or m.permission.consent is None:
+            return outcome.result
+        if m.id in declined:
+            return _refused(m, outcome.result)
+        if not consent.supports_elicitation(ctx.session):
+            return outcome.result
+        if ctx.protocol_version and is_version_at_least(ctx.protocol_version, MODERN):
+            return consent.input_required(m, session_id)
+        answer = await ctx.session.elicit_form(message=consent.message(m), requested_schema=consent.SCHEMA,
+                                              related_request_id=ctx.request_id)
+        if not consent.agreed(answer):
+            return _refused(m, outcome.result)
+        engine.grant(session_id, m)
+        return (await run()).result
+
+
+def _notice(m: Manifest) -> dict[str, Any]:
+    c = m.permission.consent
+    if c is None:
+        return {}
+    return {"purpose": c.purpose.model_dump(), "data_items": list(c.data_items),
+            "retention": c.retention.model_dump(), "refusal": c.refusal.model_dump()}
+
+
+def _refused(m: Manifest, stopped: types.CallToolResult) -> types.CallToolResult:
+    """The citizen refused: nothing ran. An adapter call stays an error naming consent_required;
+    a turn keeps its answer (which already says nothing was run) under the refusal note."""
+    c = m.permission.consent
+    note = ("동의하지 않아 실행하지 않았습니다. / Not run: consent was refused.\n"
+            + (f"{c.refusal.ko} / {c.refusal.en}" if c is not None else ""))
+    first = stopped.content[0].text if stopped.content and isinstance(stopped.content[0], types.TextContent) else ""
+    return stopped.model_copy(update={"content": text(f"{note}\n\n{first}"),
+                                      "meta": {**(stopped.meta or {}), "ummaya/consent": "refused"}})
+
+
+def build_server(backend: McpBackend) -> Server[Any]:
+    runner = ToolRunner(backend)
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=backend.tools(backend.engine()))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+        return await runner.call(ctx, params)
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        engine = backend.engine()
+        if name == ASK_TOOL:
+            return ask_tool().input_schema
+        m = engine.catalog.adapters.get(name)
+        return m.input_schema if m is not None else None
+
+    from importlib.metadata import version
+
+    return Server(SERVER_NAME, version=version("ummaya"), title="UMMAYA",
+                  description="Korean public-service outcomes, grounded in public data (Live/Mock/Handoff)",
+                  instructions=INSTRUCTIONS, get_tool_input_schema=input_schema,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def run_stdio(backend: McpBackend) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(backend)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

@@ -1,0 +1,284 @@
+// UMMAYA citizen page: streams POST /v1/answer (SSE) into the conversation, shows evidence cards
+// with their tier badge and citation, the stop reason in plain words, handoff cards, and a consent
+// dialog that retries the turn on grant. No framework, no build step. Every server or upstream
+// string is inserted as text (textContent), never as HTML.
+"use strict";
+(() => {
+  const T = {
+    ko: {
+      title: "UMMAYA · 공공서비스 도우미", tagline: "공공서비스 도우미", skip: "질문 입력으로 건너뛰기",
+      intro: "응급실·약국·날씨·대기질·주소·복지·교통 등 공공서비스를 물어보세요. 모든 답에는 실시간(Live)·모의(Mock)·공식 창구 안내(Handoff) 표시와 출처가 붙습니다.",
+      conversation: "대화", label: "무엇을 도와드릴까요?", placeholder: "예: 동아대 승학캠퍼스 근처 응급실 알려줘",
+      send: "보내기", hint: "Enter로 보내고 Shift+Enter로 줄을 바꿉니다. 응급 상황이면 바로 119에 전화하세요.",
+      you: "나", consentTitle: "개인정보 수집·이용 동의", purpose: "목적", items: "수집 항목", retention: "보유 기간",
+      refusal: "거부할 권리", law: "개인정보 보호법 제15조·제22조에 따라 동의를 받습니다. 동의하지 않으면 실행하지 않습니다.",
+      refuse: "동의하지 않음", grant: "동의하고 계속", langButton: "English", langLabel: "Switch to English",
+      waiting: "답변을 받는 중…", calling: "기관에 조회 중: ", done: "답변을 마쳤습니다.", source: "출처",
+      asOf: "기준 시각", stopLabel: "결과: ", refused: "동의하지 않아 실행하지 않았습니다.",
+      retried: "(동의 후 다시 요청)", consentLead: (t, a) => `'${t}' (${a})을(를) 진행하려면 아래 내용에 동의가 필요합니다.`,
+      channel: "공식 창구", steps: "절차", documents: "준비물", deadline: "기한", offline: "방문", phone: "문의",
+      count: (n) => `${n}건`, trace: "추적 번호", empty: "질문을 입력해 주세요.",
+    },
+    en: {
+      title: "UMMAYA · Public-service helper", tagline: "Public-service helper", skip: "Skip to the question box",
+      intro: "Ask about public services: emergency rooms, pharmacies, weather, air quality, addresses, welfare, transport. Every answer is labelled Live, Mock or Handoff (official channel) and cited.",
+      conversation: "Conversation", label: "How can I help?", placeholder: "e.g. Emergency rooms near Dong-A University Seunghak campus",
+      send: "Send", hint: "Enter sends, Shift+Enter adds a line. In an emergency call 119 now.",
+      you: "You", consentTitle: "Consent to collect and use personal data", purpose: "Purpose", items: "Data collected",
+      retention: "Retention", refusal: "Right to refuse",
+      law: "Consent is asked under the Personal Information Protection Act, Articles 15 and 22. Nothing runs without it.",
+      refuse: "Do not consent", grant: "Consent and continue", langButton: "한국어", langLabel: "한국어로 보기",
+      waiting: "Waiting for the answer…", calling: "Asking the agency: ", done: "Answered.", source: "Source",
+      asOf: "As of", stopLabel: "Result: ", refused: "Not run: you did not consent.",
+      retried: "(asked again after consent)", consentLead: (t, a) => `'${t}' (${a}) needs your consent to the following.`,
+      channel: "Official channel", steps: "Steps", documents: "Bring", deadline: "Deadline", offline: "In person", phone: "Phone",
+      count: (n) => `${n} result${n === 1 ? "" : "s"}`, trace: "Trace", empty: "Please type a question.",
+    },
+  };
+  // Stop reasons (runtime/events.py) and error codes (runtime/serve/README.md) in plain words.
+  const STOP = {
+    ko: {
+      completed: "답변을 마쳤습니다.", needs_input: "조금 더 알려주셔야 찾을 수 있습니다.",
+      no_adapter: "이 요청을 처리할 공공서비스를 찾지 못했습니다.", invalid_arguments: "요청에서 조회에 필요한 값을 만들지 못했습니다.",
+      consent_required: "개인정보 동의가 있어야 진행할 수 있습니다.", permission_denied: "허용되지 않은 작업이라 실행하지 않았습니다.",
+      credential_missing: "이 서버에 기관 API 인증 정보가 없습니다.", channel_unavailable: "기관 시스템이 지금 응답하지 않습니다. 잠시 후 다시 시도해 주세요.",
+      adapter_error: "기관의 응답을 처리하지 못했습니다. 결과를 추측해서 알려드리지 않습니다.", budget_exhausted: "허용된 단계 안에 답을 만들지 못했습니다.",
+      handoff_required: "이 일은 공식 창구에서 직접 진행해야 합니다.", ungrounded: "근거로 확인되지 않는 답이라 보여드리지 않았습니다.",
+    },
+    en: {
+      completed: "Answered.", needs_input: "I need a little more information to look this up.",
+      no_adapter: "No public service found for this request.", invalid_arguments: "Could not build a valid lookup from the request.",
+      consent_required: "Your consent is needed to continue.", permission_denied: "This action is not permitted, so it was not run.",
+      credential_missing: "This server has no API key for the agency.", channel_unavailable: "The agency's system is not responding. Please try again shortly.",
+      adapter_error: "The agency's answer could not be processed; no result is guessed.", budget_exhausted: "No answer within the allowed steps.",
+      handoff_required: "This must be done through the official channel.", ungrounded: "The answer could not be backed by evidence, so it is not shown.",
+    },
+  };
+  const ERROR = {
+    ko: { provider: "답변을 만드는 언어 모델이 지금 응답하지 않습니다.", network: "서버에 연결하지 못했습니다.",
+          empty_query: "질문을 입력해 주세요.", query_too_long: "질문이 너무 깁니다 (2,000자 이하).",
+          not_ready: "서비스가 아직 준비되지 않았습니다.", other: "요청을 처리하지 못했습니다." },
+    en: { provider: "The language model that writes answers is not responding.", network: "Could not reach the server.",
+          empty_query: "Please type a question.", query_too_long: "The question is too long (2,000 characters at most).",
+          not_ready: "The service is not ready yet.", other: "The request could not be processed." },
+  };
+  const BADGE = { live: "Live · 실시간", mock: "Mock · 모의", handoff: "Handoff · 공식 창구" };
+
+  let lang = "ko";
+  let session = null; // issued by the server on the first turn, sent back on every later one
+  let busy = false;
+  const $ = (id) => document.getElementById(id);
+  const t = (key) => T[lang][key];
+  const pick = (v) => (v && typeof v === "object" && !Array.isArray(v) ? (v[lang] ?? v.ko ?? v.en) : v);
+
+  function el(tag, attrs = {}, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === null || v === undefined) continue;
+      if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+  const safeUrl = (u) => (typeof u === "string" && /^https?:\/\//i.test(u) ? u : null);
+
+  function applyLang() {
+    document.documentElement.lang = lang;
+    document.title = t("title");
+    document.querySelectorAll("[data-i18n]").forEach((e) => { const v = t(e.dataset.i18n); if (typeof v === "string") e.textContent = v; });
+    document.querySelectorAll("[data-i18n-placeholder]").forEach((e) => { e.placeholder = t(e.dataset.i18nPlaceholder); });
+    const b = $("lang");
+    b.textContent = t("langButton");
+    b.setAttribute("aria-label", t("langLabel"));
+    b.setAttribute("lang", lang === "ko" ? "en" : "ko");
+    document.querySelectorAll(".stop[data-stop]").forEach(renderStop);
+  }
+
+  function renderStop(p) {
+    const reason = p.dataset.stop, code = p.dataset.error;
+    p.classList.toggle("error", Boolean(code));
+    if (code) {
+      const words = STOP[lang][code] || ERROR[lang][code] || (code.startsWith("provider_") ? ERROR[lang].provider : ERROR[lang].other);
+      p.textContent = `${words} (${code})` + (p.dataset.trace ? ` · ${t("trace")} ${p.dataset.trace}` : "");
+    } else {
+      p.textContent = t("stopLabel") + (STOP[lang][reason] || reason) + (p.dataset.note ? ` ${t(p.dataset.note)}` : "");
+    }
+  }
+
+  // -- evidence cards ---------------------------------------------------------------------
+  const NAME_KEYS = ["name", "place_name", "title", "facility_name", "service_name", "item_name", "drug_name", "station_name", "stop_name", "region_name", "road_address", "address_name"];
+  const DETAIL_KEYS = ["address", "road_address", "address_name", "distance_km", "phone", "category", "grade", "status"];
+  function itemLine(item) {
+    if (!item || typeof item !== "object") return String(item);
+    const name = NAME_KEYS.map((k) => item[k]).find((v) => typeof v === "string" && v);
+    const rest = DETAIL_KEYS.filter((k) => item[k] !== null && item[k] !== undefined && item[k] !== "" && item[k] !== name)
+      .slice(0, 3).map((k) => (k === "distance_km" ? `${item[k]} km` : String(item[k])));
+    if (name) return [name, ...rest].join(" · ");
+    return Object.entries(item).filter(([, v]) => v !== null && typeof v !== "object").slice(0, 3).map(([k, v]) => `${k}: ${v}`).join(" · ");
+  }
+  function badge(tier) { return el("span", { class: "badge", "data-tier": tier, text: BADGE[tier] || tier }); }
+  function citeLine(c, freshness) {
+    const meta = el("p", { class: "meta" }, `${t("source")}: `);
+    const href = safeUrl(c.url);
+    meta.append(href ? el("a", { href, target: "_blank", rel: "noopener noreferrer", "data-testid": "citation", text: c.title || href }) : (c.title || ""));
+    if (freshness) meta.append(` · ${t("asOf")} ${freshness}`);
+    return meta;
+  }
+  function evidenceCard(e) {
+    const m = e.metadata || {}, c = e.citation || {}, content = e.content || {};
+    if (m.tier === "handoff" || m.status === "handoff") return handoffCard(e);
+    const agency = lang === "en" && c.agency_en ? c.agency_en : c.agency;
+    const card = el("section", { class: "card", "data-testid": "evidence", "data-adapter": m.adapter_id, "data-tier": m.tier },
+      badge(m.tier), el("h3", { text: [agency, c.title].filter(Boolean).join(" · ") }));
+    const items = Array.isArray(content.items) ? content.items : null;
+    if (items && items.length) {
+      card.append(el("ol", {}, ...items.slice(0, 5).map((i) => el("li", { text: itemLine(i) }))));
+      if (typeof content.total_count === "number") card.append(el("p", { class: "meta", text: t("count")(content.total_count) }));
+    }
+    card.append(citeLine(c, m.freshness));
+    return card;
+  }
+  function handoffCard(e) {
+    const h = e.content || {}, c = e.citation || {}, m = e.metadata || {};
+    const dl = el("dl");
+    const row = (key, value) => { if (value !== null && value !== undefined && value !== "" && !(Array.isArray(value) && !value.length)) dl.append(el("dt", { text: t(key) }), value instanceof Node ? value : el("dd", { text: String(value) })); };
+    const url = safeUrl(h.url);
+    const channel = el("dd", {}, pick(h.channel) || "");
+    if (url) channel.append(" — ", el("a", { href: url, target: "_blank", rel: "noopener noreferrer", "data-testid": "citation", text: url }));
+    row("channel", channel);
+    const steps = pick(h.steps);
+    if (Array.isArray(steps) && steps.length) row("steps", el("dd", {}, el("ol", {}, ...steps.map((s) => el("li", { text: s })))));
+    const docs = pick(h.documents);
+    row("documents", Array.isArray(docs) ? docs.join(", ") : docs);
+    row("deadline", pick(h.deadline));
+    row("offline", pick(h.offline));
+    row("phone", h.phone);
+    return el("section", { class: "card handoff", "data-testid": "evidence", "data-kind": "handoff", "data-adapter": m.adapter_id, "data-tier": "handoff" },
+      badge("handoff"), el("h3", { text: [c.agency, c.title].filter(Boolean).join(" · ") }), dl, citeLine(c, null));
+  }
+
+  // -- one turn over SSE ------------------------------------------------------------------------
+  async function readSSE(resp, on) {
+    const ctype = resp.headers.get("content-type") || "";
+    if (!ctype.startsWith("text/event-stream") || !resp.body) {
+      const body = await resp.json().catch(() => ({}));
+      on("error", body.error ? body : { error: { code: "other", message: resp.statusText } });
+      return;
+    }
+    const reader = resp.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    const dispatch = (block) => {
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (!data.length) return;
+      let obj;
+      try { obj = JSON.parse(data.join("\n")); } catch { return; }
+      on(name, obj);
+    };
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) { dispatch(buf.slice(0, i)); buf = buf.slice(i + 2); }
+    }
+    buf += dec.decode();
+    if (buf.trim()) dispatch(buf);
+  }
+
+  function newTurn(query, note) {
+    const li = $("turn-tpl").content.firstElementChild.cloneNode(true);
+    li.querySelector(".who").textContent = t("you");
+    li.querySelector(".q").textContent = query;
+    if (note) li.querySelector(".you").append(" ", el("span", { class: "note", "data-i18n": note, text: t(note) }));
+    $("log").append(li);
+    return li;
+  }
+
+  async function ask(query, consents = [], note = null) {
+    busy = true;
+    $("send").disabled = true;
+    const li = newTurn(query, note);
+    const reply = li.querySelector(".reply"), answer = li.querySelector(".answer"), cards = li.querySelector(".cards"), stop = li.querySelector(".stop");
+    $("status").textContent = t("waiting");
+    li.scrollIntoView({ block: "end" });
+    let consent = null, final = null;
+    const body = { query, stream: true };
+    if (session) body.session_id = session;
+    if (consents.length) body.consents = consents;
+    try {
+      const resp = await fetch("/v1/answer", { method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: JSON.stringify(body) });
+      await readSSE(resp, (name, d) => {
+        if (name === "metadata" && d.session_id) session = d.session_id;
+        else if (name === "delta") answer.append(document.createTextNode(d.text));
+        else if (name === "evidence") cards.append(evidenceCard(d));
+        else if (name === "tool_call") $("status").textContent = t("calling") + d.adapter_id;
+        else if (name === "permission" && d.decision === "consent_required") consent = d;
+        else if (name === "completed") { final = d; if (d.session_id) session = d.session_id; }
+        else if (name === "error") final = d;
+      });
+    } catch (err) {
+      final = { error: { code: "network", message: String(err) } };
+    }
+    reply.setAttribute("aria-busy", "false");
+    if (final && final.error) {
+      stop.dataset.stop = "error";
+      stop.dataset.error = final.error.code || "other";
+      if (final.error.trace_id) stop.dataset.trace = final.error.trace_id;
+    } else if (final) {
+      stop.dataset.stop = final.stop_reason;
+    }
+    if (stop.dataset.stop) renderStop(stop);
+    $("status").textContent = "";
+    busy = false;
+    $("send").disabled = false;
+    li.scrollIntoView({ block: "end" });
+    if (final && final.stop_reason === "consent_required" && consent && consent.notice) askConsent(query, consent, stop);
+    else $("query").focus();
+  }
+
+  function askConsent(query, perm, stopEl) {
+    const n = perm.notice, dlg = $("consent");
+    $("consent-lead").textContent = T[lang].consentLead(pick(n.title), pick(n.agency));
+    $("consent-purpose").textContent = pick(n.purpose);
+    $("consent-items").textContent = (n.data_items || []).join(", ");
+    $("consent-retention").textContent = pick(n.retention);
+    $("consent-refusal").textContent = pick(n.refusal);
+    dlg.returnValue = "";
+    dlg.addEventListener("close", () => {
+      if (dlg.returnValue === "grant") {
+        ask(query, [perm.adapter_id], "retried");
+      } else {
+        stopEl.dataset.note = "refused";
+        renderStop(stopEl);
+        $("query").focus();
+      }
+    }, { once: true });
+    dlg.showModal();
+    $("consent-grant").focus();
+  }
+
+  function submit(ev) {
+    ev.preventDefault();
+    if (busy) return;
+    const q = $("query").value.trim();
+    if (!q) { $("status").textContent = t("empty"); $("query").focus(); return; }
+    $("query").value = "";
+    ask(q);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("ask").addEventListener("submit", submit);
+    $("query").addEventListener("keydown", (e) => {
+      // Korean input composes syllables: Enter that ends a composition must not send.
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing && e.keyCode !== 229) { e.preventDefault(); $("ask").requestSubmit(); }
+    });
+    $("lang").addEventListener("click", () => { lang = lang === "ko" ? "en" : "ko"; applyLang(); });
+    applyLang();
+  });
+})();
