@@ -66,14 +66,29 @@ def _mac(adapter_id: str, session_id: str) -> str:
     return hmac.new(_SECRET, f"{adapter_id}\x00{session_id}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
+def _state(adapter_id: str, session_id: str) -> str:
+    return f"ummaya-consent:{adapter_id}:{session_id}:{_mac(adapter_id, session_id)}"
+
+
 def input_required(m: Manifest, session_id: str) -> types.InputRequiredResult:
     return types.InputRequiredResult(input_requests={KEY_PREFIX + m.id: request(m)},
-                                     request_state=f"ummaya-consent:{m.id}:{_mac(m.id, session_id)}")
+                                     request_state=_state(m.id, session_id))
+
+
+def session_from_state(params: Any) -> str | None:
+    """The session a consent question was asked in, from a retried call's ``requestState`` —
+    stateless HTTP (2026-07-28) has no connection to remember it. None unless the MAC holds."""
+    state = getattr(params, "request_state", None) or ""
+    parts = state.split(":")
+    if len(parts) != 4 or parts[0] != "ummaya-consent":
+        return None
+    _, adapter_id, session_id, _mac_hex = parts
+    return session_id if hmac.compare_digest(state, _state(adapter_id, session_id)) else None
 
 
 def answers(params: Any, session_id: str) -> dict[str, bool]:
     """adapter id → consented? from a retried call's ``inputResponses``; only answers to the
-    question this server asked (the state's MAC matches) count."""
+    question this server asked, in this session (the state's MAC matches), count."""
     responses = getattr(params, "input_responses", None) or {}
     state = getattr(params, "request_state", None) or ""
     out: dict[str, bool] = {}
@@ -81,7 +96,7 @@ def answers(params: Any, session_id: str) -> dict[str, bool]:
         if not key.startswith(KEY_PREFIX) or not isinstance(resp, types.ElicitResult):
             continue
         adapter_id = key[len(KEY_PREFIX):]
-        if not hmac.compare_digest(state, f"ummaya-consent:{adapter_id}:{_mac(adapter_id, session_id)}"):
+        if not hmac.compare_digest(state, _state(adapter_id, session_id)):
             continue
         out[adapter_id] = agreed(resp)
     return out

@@ -42,6 +42,7 @@ from ..turn import TurnEngine, TurnRequest
 from ..validate import validate_call
 from . import consent
 from .tools import (
+    ASK_INPUT,
     ASK_TOOL,
     ask_tool,
     render_consent_required,
@@ -90,15 +91,27 @@ class McpBackend:
             self._tools = {key: hit}  # the previous release's list is never needed again
         return hit
 
-    def session_for(self, ctx: Any) -> str:
+    def session_for(self, ctx: Any, params: Any, engine: TurnEngine) -> str:
+        """The consent and conversation session of this call, never one a client made up:
+        the fixed one (stdio); the transport's session (HTTP before 2026-07-28 — the SDK issues
+        uuid4 ids and refuses unknown ones); the session a consent question was asked in (its
+        MAC'd ``requestState``); an ``ask`` ``session_id`` this server issued earlier (stored,
+        ``mcp-`` prefixed); else a fresh one."""
         if self.session_id:
             return self.session_id
         request = getattr(ctx, "request", None)
         headers = getattr(request, "headers", None)
         sid = headers.get("mcp-session-id") if headers is not None else None
-        # The SDK issues these (uuid4 hex) and refuses unknown ones, so a client cannot pick
-        # another client's session; prefixing keeps them apart from the HTTP API's sessions.
-        return f"mcp-http-{sid}" if sid else new_session_id()
+        if sid:
+            return f"mcp-http-{sid}"
+        asked = consent.session_from_state(params)
+        if asked:
+            return asked
+        given = (params.arguments or {}).get("session_id") if params.name == ASK_TOOL else None
+        if isinstance(given, str) and given.startswith("mcp-") and engine.store is not None \
+                and engine.store.get_session(given) is not None:
+            return given
+        return new_session_id()
 
 
 @dataclass
@@ -225,11 +238,14 @@ class ToolRunner:
 
     # -- a whole turn --------------------------------------------------------------------------
     async def ask(self, engine: TurnEngine, args: dict[str, Any], session_id: str) -> Outcome:
-        query = args.get("query")
-        if not isinstance(query, str):
-            return Outcome(error_result("invalid_arguments", "ask.query: a string is required"))
+        from ..schemas import errors as schema_errors
+
+        problems = [f"ask.{'/'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}"
+                    for e in schema_errors(ASK_INPUT, args)]
+        if problems:
+            return Outcome(error_result("invalid_arguments", "; ".join(problems)))
         try:
-            r = await engine.ask(TurnRequest(query, session_id=session_id, mode=self.backend.mode))
+            r = await engine.ask(TurnRequest(args["query"], session_id=session_id, mode=self.backend.mode))
         except RequestError as exc:
             return Outcome(error_result(exc.code, exc.message))
         structured = {
@@ -252,7 +268,7 @@ class ToolRunner:
         name, args = params.name, dict(params.arguments or {})
         if name != ASK_TOOL and name not in engine.catalog.adapters:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{name}' (tools/list names them)")
-        session_id = self.backend.session_for(ctx)
+        session_id = self.backend.session_for(ctx, params, engine)
         declined: set[str] = set()
         for adapter_id, ok in consent.answers(params, session_id).items():
             m = engine.catalog.adapters.get(adapter_id)

@@ -103,6 +103,11 @@ ASK_INPUT: dict[str, Any] = {
         "query": {"type": "string", "minLength": 1, "maxLength": 2000,
                   "description": "시민의 요청 그대로 (한국어 또는 영어) / the citizen's request as said, "
                                  "e.g. 동아대 승학캠퍼스 근처 응급실 알려줘"},
+        "session_id": {"type": "string", "maxLength": 80,
+                       "description": "이전 ask 결과의 session_id (대화를 이어갈 때) / the session_id an "
+                                      "earlier ask returned, to continue that conversation where the "
+                                      "transport keeps none (stateless HTTP); ids this server did not "
+                                      "issue are ignored"},
     },
 }
 _EVIDENCE = {
