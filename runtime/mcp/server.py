@@ -4,11 +4,11 @@ The low-level server, not ``MCPServer``: ``MCPServer`` derives a tool's schemas 
 function's signature, while here every tool's input and output schema *is* its manifest's, and
 the tool set is whatever release is active.
 
-An adapter tool runs the engine's own steps for one call, nothing parallel: ``validate_call``
-(the input schema), the engine's gate (``TurnEngine._gate``: consent, blocked, handoff),
-``dispatcher.call`` (Live / Mock / Handoff, the same client and parser), ``project`` (evidence),
-and a trace in the store. ``ask`` runs ``engine.ask`` — the whole turn, with its grounding and
-personal-data rules unchanged.
+An adapter tool runs the turn's own stage functions for one call, nothing parallel: validate
+(the input schema), the argument checks (the personal-data guard first), the gate (consent,
+blocked, lookup-only policy), dispatch (Live / Mock / Handoff, the same client and parser) and
+project (evidence), logged as a turn and stored by the engine's trace writer. ``ask`` runs
+``engine.ask`` — the whole turn, its grounding and personal-data rules unchanged.
 
 Sessions: consents and the conversation are kept per MCP connection. Over stdio that is one id
 for the process (``ummaya mcp --session``, else a fresh ``mcp-…`` id); over HTTP it is the
@@ -18,12 +18,12 @@ none gets a fresh one.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, Literal
 
 import mcp_types as types
@@ -35,11 +35,9 @@ from ummaya.codegen.manifest import Manifest
 
 from .. import answer as ans
 from ..context import RequestError
-from ..events import Event
+from ..events import STOP_LAYER
 from ..plan.base import ToolCall
-from ..project import project
 from ..turn import TurnEngine, TurnRequest
-from ..validate import validate_call
 from . import consent
 from .tools import (
     ASK_INPUT,
@@ -52,7 +50,7 @@ from .tools import (
     tool_for,
 )
 
-log = logging.getLogger("ummaya.mcp")
+log_ = logging.getLogger("ummaya.mcp")
 
 Mode = Literal["auto", "live", "mock"]
 MODERN = "2026-07-28"
@@ -135,106 +133,99 @@ class ToolRunner:
     def __init__(self, backend: McpBackend):
         self.backend = backend
 
-    # -- one adapter call, through the engine's own steps ----------------------------------------
+    # -- one adapter call, through the engine's own stages -----------------------------------------
     async def adapter(self, engine: TurnEngine, m: Manifest, args: dict[str, Any], session_id: str) -> Outcome:
+        """validate → argument checks (the personal-data guard first) → gate → dispatch → project,
+        the turn's own stage functions with the turn's log, and the engine's trace writer. Only the
+        planner is missing: the MCP host proposed the call."""
         from ..store.models import new_trace_id
+        from ..turn.checks import run_checks
+        from ..turn.dispatch import dispatch
+        from ..turn.log import TurnLog
+        from ..turn.project import project
+        from ..turn.validate import validate
+        from ..turn.values import CheckInput, Stop, TurnResult, TurnState
 
         t0 = time.perf_counter()
-        trace_id = new_trace_id()
-        events: list[Event] = []
-
-        def ev(type_: str, stage: str, **data: Any) -> None:
-            events.append(Event(seq=len(events), type=type_, stage=stage,  # type: ignore[arg-type]
-                                t_ms=round((time.perf_counter() - t0) * 1000, 3), data=data))
-
+        log = TurnLog(t0)
         mode = self.backend.mode
-        ev("turn_started", "context", trace_id=trace_id, session_id=session_id, mode=mode,
-           release_id=engine.catalog.release_id, planner="mcp")
+        request = f"mcp tools/call {m.id}"
+        req = TurnRequest(request, session_id=session_id, mode=mode)
+        ctx = engine.context(req, request, new_trace_id())
+        ctx.language = "ko"  # Korean first: the request is a tool call, not the citizen's sentence
+        # The host is the citizen's agent here: the arguments are what the citizen gave it, so
+        # argument provenance reads them as the citizen's words (the guard still decides where
+        # personal data may go).
+        ctx.citizen_texts = [json.dumps(args, ensure_ascii=False)]
+        st = TurnState(messages=[{"role": "user", "content": request}])
+        by_id = {m.id: m}
         call = ToolCall(id="call_1", adapter_id=m.id, arguments=args)
-        problems = validate_call(call, {m.id: m})
-        ev("validation", "validate", adapter_id=m.id, ok=not problems, errors=problems, repair=False)
-        row = {"call_id": call.id, "adapter_id": m.id, "primitive": m.primitive,
-               "tier": engine.dispatcher.resolve_tier(m.id, mode), "status": "invalid", "latency_ms": 0.0,
-               "upstream_url": None, "fixture": None, "error": None, "arguments": args}
-        if problems:
-            return self._finish(engine, trace_id, session_id, m, row, events, "invalid_arguments", t0,
-                                error_result("invalid_arguments", "; ".join(problems), trace_id=trace_id,
-                                             adapter_id=m.id))
-        req = TurnRequest(query=m.id, session_id=session_id, mode=mode)
-        g, stop = engine._gate(m, session_id, req, "ko")  # the engine's one gate helper
-        ev("permission", "gate", adapter_id=m.id, gate=g.gate, decision=g.decision)
-        if stop is not None:
-            row["status"] = stop.reason
-            if stop.reason == "consent_required":
-                result = types.CallToolResult(
-                    content=text(render_consent_required(m, session_id, trace_id)), is_error=True,
-                    meta={"ummaya/error": "consent_required", "ummaya/adapter_id": m.id,
-                          "ummaya/trace_id": trace_id, "ummaya/session_id": session_id,
-                          "ummaya/notice": _notice(m)})
-                out = self._finish(engine, trace_id, session_id, m, row, events, stop.reason, t0, result)
-                out.consent_for = m
-                return out
-            return self._finish(engine, trace_id, session_id, m, row, events, stop.reason, t0,
-                                error_result(stop.reason, ans.compose_stop(stop.reason, "ko") + " / "
-                                             + ans.compose_stop(stop.reason, "en"), trace_id=trace_id))
-        ev("call_started", "dispatch", call_id=call.id, adapter_id=m.id, primitive=m.primitive,
-           tier=row["tier"], arguments=args)
-        out = await engine.dispatcher.call(m.id, args, mode=mode)
-        error = ({"class": out.error_class, "code": out.error_code, "message": out.error_message}
-                 if out.status == "error" else None)
-        row.update(tier=out.tier, status=out.status, latency_ms=round(out.latency_ms, 2),
-                   upstream_url=out.upstream_url, fixture=out.fixture, error=error)
-        ev("call_finished", "dispatch", call_id=call.id, adapter_id=m.id, tier=out.tier, status=out.status,
-           latency_ms=row["latency_ms"], upstream_url=out.upstream_url, fixture=out.fixture, error=error)
-        meta = {"ummaya/trace_id": trace_id, "ummaya/tier": out.tier, "ummaya/status": out.status,
-                "ummaya/citation": m.citation.url}
-        if out.status == "error":
-            reason = out.error_class or "adapter_error"
-            result = types.CallToolResult(
-                content=text(render_error(m, out.tier, reason, out.error_code, trace_id)), is_error=True,
-                meta={**meta, "ummaya/error": reason, "ummaya/error_code": out.error_code})
-            return self._finish(engine, trace_id, session_id, m, row, events, reason, t0, result)
-        e = project("ev1", call.id, m, out.tier, out.status, out.output)
-        ev("evidence", "project", evidence_id=e.evidence_id, adapter_id=m.id, tier=e.tier, status=e.status,
-           citation=e.citation, freshness=e.freshness, summary=e.summary)
-        result = types.CallToolResult(content=text(render_result(m, e, trace_id)),
-                                      structured_content=out.output, is_error=False, meta=meta)
-        stop_reason = "handoff_required" if out.status == "handoff" else "completed"
-        return self._finish(engine, trace_id, session_id, m, row, events, stop_reason, t0, result)
+        log.state("received")
+        log.emit("turn_started", "context", trace_id=ctx.trace_id, language=ctx.language,
+                 session_id=session_id, mode=mode, release_id=engine.catalog.release_id, planner="mcp")
+        stop: Stop | None = None
+        try:
+            checked = validate([call], by_id, st, log)
+            if checked.problems:
+                st.calls.append(engine._row_maker(by_id, mode)(call, "invalid"))
+                raise Stop("invalid_arguments", "; ".join(checked.problems), "; ".join(checked.problems))
+            given = CheckInput(ctx, [call], by_id, engine.consents)
+            refusals = run_checks([engine.personal_guard], given, log)
+            for r in engine.personal_guard.redactions:
+                log.emit("redaction", "validate", **r.event())
+            refusals += run_checks(engine.argument_checks, given, log)
+            if refusals:
+                engine._refuse(refusals, [call], by_id, ctx, st, log)
+            engine._gate([call], by_id, ctx, st, log)
+            done = await dispatch(engine.dispatcher, [call], by_id, ctx, st, log)
+            stop = project(done, ctx, st, log)
+        except Stop as s:
+            stop = s
+        reason = stop.reason if stop is not None else "completed"
+        layer = stop.layer if stop is not None and stop.layer else STOP_LAYER.get(reason, "dispatch")
+        text_out, result, blocked = self._render(m, call, st, reason, stop, ctx.trace_id, session_id)
+        log.state("failed" if reason in UPSTREAM_FAILURES else "completed")
+        log.emit("stop", layer, stop_reason=reason, layer=layer, detail=stop.detail if stop else "")
+        turn = TurnResult(
+            trace_id=ctx.trace_id, stop_reason=reason, layer=layer, answer=text_out, language="ko",
+            release_id=engine.catalog.release_id, session_id=session_id, calls=st.calls,
+            evidence=[{"evidence_id": e.evidence_id, "adapter_id": e.adapter_id, "tier": e.tier,
+                       "status": e.status, "citation": e.citation, "freshness": e.freshness,
+                       "summary": e.summary} for _, e in st.evidence],
+            events=log.events)
+        try:
+            engine._save_trace(turn, request, log.states, time.perf_counter() - t0)
+        except Exception:  # a trace must never turn a result into a failure
+            log_.exception("could not store trace %s", ctx.trace_id)
+        return Outcome(result, blocked)
 
-    def _finish(self, engine: TurnEngine, trace_id: str, session_id: str, m: Manifest, row: dict[str, Any],
-                events: list[Event], stop_reason: str, t0: float, result: types.CallToolResult) -> Outcome:
-        """Write the call's trace (redacted and expiring, by the store's retention policy)."""
-        from ..events import STOP_LAYER
-
-        layer = STOP_LAYER.get(stop_reason, "dispatch")
-        events.append(Event(seq=len(events), type="stop", stage=layer,
-                            t_ms=round((time.perf_counter() - t0) * 1000, 3),
-                            data={"stop_reason": stop_reason, "layer": layer, "detail": ""}))
-        store = engine.store
-        if store is not None and engine.write_traces:
-            from ..store.models import Trace, utcnow
-
-            seconds = time.perf_counter() - t0
-            start = utcnow() - timedelta(seconds=seconds)
-            answer = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-            # As for turns: a stop (consent, invalid arguments, handoff) is an answer, an agency
-            # that failed is a failure.
-            final = "failed" if stop_reason in UPSTREAM_FAILURES else "completed"
-            trace = Trace(
-                trace_id=trace_id, created_at=start, release_id=engine.catalog.release_id,
-                session_id=session_id, stop_reason=stop_reason, state=final,
-                states=[{"state": "received", "at": start.isoformat()},
-                        {"state": final, "at": (start + timedelta(seconds=seconds)).isoformat()}],
-                timings={"total_ms": round(seconds * 1000, 3)}, request_text=f"mcp tools/call {m.id}",
-                answer_text=answer, events=[e.model_dump() for e in events], calls=[row],
-                meta={"endpoint": "mcp", "layer": layer, "adapter_id": m.id},
-            )
-            try:
-                store.put_trace(trace, engine.retention)
-            except Exception:  # a trace must never turn a result into a failure
-                log.exception("could not store trace %s", trace_id)
-        return Outcome(result)
+    def _render(self, m: Manifest, call: ToolCall, st: Any, reason: str, stop: Any, trace_id: str,
+                session_id: str) -> tuple[str, types.CallToolResult, Manifest | None]:
+        """The MCP result for how the call ended: structured output and a tier-badged, cited text
+        when it produced evidence; an ``isError`` result naming the stop otherwise."""
+        row = st.calls[-1] if st.calls else {}
+        tier = row.get("tier") or "mock"
+        meta: dict[str, Any] = {"ummaya/trace_id": trace_id, "ummaya/adapter_id": m.id,
+                                "ummaya/tier": tier, "ummaya/status": row.get("status"),
+                                "ummaya/citation": m.citation.url}
+        if reason == "consent_required":
+            body = render_consent_required(m, session_id, trace_id)
+            return body, types.CallToolResult(content=text(body), is_error=True, meta={
+                **meta, "ummaya/error": reason, "ummaya/session_id": session_id,
+                "ummaya/notice": _notice(m)}), m
+        if st.evidence:
+            _, e = st.evidence[-1]
+            body = render_result(m, e, trace_id)
+            return body, types.CallToolResult(content=text(body), structured_content=st.outputs[e.evidence_id],
+                                              is_error=False, meta=meta), None
+        error = row.get("error") or {}
+        if reason in UPSTREAM_FAILURES:
+            body = render_error(m, tier, reason, error.get("code"), trace_id)
+        else:  # invalid_arguments, permission_denied, a guard's refusal
+            why = (stop.detail or stop.text) if stop is not None else ""
+            body = f"{reason}: {why}\n\ntrace: {trace_id}"
+        return body, types.CallToolResult(content=text(body), is_error=True, meta={
+            **meta, "ummaya/error": reason, "ummaya/error_code": error.get("code")}), None
 
     # -- a whole turn --------------------------------------------------------------------------
     async def ask(self, engine: TurnEngine, args: dict[str, Any], session_id: str) -> Outcome:

@@ -254,3 +254,17 @@ def test_ask_stops_at_consent_and_continues_after_elicitation(backend: Any, stor
     after = run(go, elicit)
     assert after.structured_content["stop_reason"] != "consent_required"
     assert [c.adapter_id for c in store.list_consents("mcp-test-session")] == ["mobile_id_verify"]
+
+
+def test_personal_data_never_reaches_a_lookup(backend: Any, store: Any) -> None:
+    """The engine's personal-data guard holds for a host's call too: a phone number is taken out
+    of a place search before anything is dispatched, and the trace keeps no trace of it."""
+    async def go() -> Any:
+        async with Client(build_server(backend)) as c:
+            return await c.call_tool("kakao_keyword_search", {"query": "010-1234-5678"})
+    r = run(go)
+    assert r.is_error is True and text_of(r).startswith("needs_input")
+    trace = store.get_trace(r.meta["ummaya/trace_id"])
+    assert any(e["type"] == "redaction" for e in trace.events)
+    assert not any(e["type"] == "call_started" for e in trace.events)
+    assert "010-1234-5678" not in json.dumps(trace.to_dict(), ensure_ascii=False)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,9 +59,15 @@ def test_stdio_consent_by_elicitation_then_by_the_store(generated: Path, sqlite_
     assert anyio.run(call, "mcp-stdio-b", None).is_error is True
     with open_store(sqlite_url) as store:
         assert [c.session_id for c in store.list_consents() if c.action == "grant"] == ["mcp-stdio-a"]
-        store.grant_consent("mcp-stdio-b", "mobile_id_verify", purpose="모바일 신분증 본인 확인(모의)",
-                            data_items=["성명", "생년월일"], retention="세션 종료 시 파기", refusal="거부할 수 있음")
+    # exactly the command the refusal names
+    done = subprocess.run([UMMAYA, "consent", "grant", "mobile_id_verify", "--session", "mcp-stdio-b",
+                           "--db", sqlite_url], env={**os.environ, "UMMAYA_GENERATED": str(generated)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
     assert anyio.run(call, "mcp-stdio-b", None).is_error is False
+    with open_store(sqlite_url) as store:
+        assert [c.session_id for c in store.list_consents() if c.action == "grant"] == ["mcp-stdio-a", "mcp-stdio-b"]
+        assert store.verify().ok
 
 
 def test_http_mount_serves_the_same_tools(live_server: Any, sqlite_url: str) -> None:
