@@ -164,6 +164,7 @@ class ToolRunner:
         log.emit("turn_started", "context", trace_id=ctx.trace_id, language=ctx.language,
                  session_id=session_id, mode=mode, release_id=engine.catalog.release_id, planner="mcp")
         stop: Stop | None = None
+        output: dict[str, Any] | None = None
         try:
             checked = validate([call], by_id, st, log)
             if checked.problems:
@@ -178,12 +179,13 @@ class ToolRunner:
                 engine._refuse(refusals, [call], by_id, ctx, st, log)
             engine._gate([call], by_id, ctx, st, log)
             done = await dispatch(engine.dispatcher, [call], by_id, ctx, st, log)
+            output = done[0].outcome.output  # the full, schema-valid output (evidence is trimmed)
             stop = project(done, ctx, st, log)
         except Stop as s:
             stop = s
         reason = stop.reason if stop is not None else "completed"
         layer = stop.layer if stop is not None and stop.layer else STOP_LAYER.get(reason, "dispatch")
-        text_out, result, blocked = self._render(m, call, st, reason, stop, ctx.trace_id, session_id)
+        text_out, result, blocked = self._render(m, st, output, reason, stop, ctx.trace_id, session_id)
         log.state("failed" if reason in UPSTREAM_FAILURES else "completed")
         log.emit("stop", layer, stop_reason=reason, layer=layer, detail=stop.detail if stop else "")
         turn = TurnResult(
@@ -199,8 +201,8 @@ class ToolRunner:
             log_.exception("could not store trace %s", ctx.trace_id)
         return Outcome(result, blocked)
 
-    def _render(self, m: Manifest, call: ToolCall, st: Any, reason: str, stop: Any, trace_id: str,
-                session_id: str) -> tuple[str, types.CallToolResult, Manifest | None]:
+    def _render(self, m: Manifest, st: Any, output: dict[str, Any] | None, reason: str, stop: Any,
+                trace_id: str, session_id: str) -> tuple[str, types.CallToolResult, Manifest | None]:
         """The MCP result for how the call ended: structured output and a tier-badged, cited text
         when it produced evidence; an ``isError`` result naming the stop otherwise."""
         row = st.calls[-1] if st.calls else {}
@@ -216,7 +218,7 @@ class ToolRunner:
         if st.evidence:
             _, e = st.evidence[-1]
             body = render_result(m, e, trace_id)
-            return body, types.CallToolResult(content=text(body), structured_content=st.outputs[e.evidence_id],
+            return body, types.CallToolResult(content=text(body), structured_content=output,
                                               is_error=False, meta=meta), None
         error = row.get("error") or {}
         if reason in UPSTREAM_FAILURES:
