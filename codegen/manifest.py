@@ -154,6 +154,53 @@ class Auth(Strict):
         return self
 
 
+ErrorMeaning = Literal["credential_missing", "quota", "channel_unavailable", "adapter_error", "no_data"]
+
+
+class ErrorRule(Strict):
+    """One line of a profile's error taxonomy: result codes and/or a message pattern → a class.
+
+    Rules are tried in order before the plain code lists; a rule with both ``codes`` and
+    ``message`` needs both to match (data.go.kr sends key errors as code 99 told apart only by the
+    message). ``retry`` overrides the class default (quota and channel_unavailable retry)."""
+
+    codes: list[str] = Field(default_factory=list)
+    message: str | None = Field(default=None, description="Case-insensitive regular expression")
+    means: ErrorMeaning
+    retry: bool | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> ErrorRule:
+        if not self.codes and not self.message:
+            raise ValueError("an error rule needs 'codes', 'message' or both")
+        if self.message:
+            try:
+                re.compile(self.message)
+            except re.error as exc:
+                raise ValueError(f"message: not a regular expression: {exc}") from exc
+        return self
+
+
+class GuideRef(Strict):
+    name: str = Field(min_length=1, description="The guide's title as the agency publishes it")
+    version: str = Field(min_length=1, description="Its version or publication date")
+
+
+class ResponseFields(Strict):
+    """What the operation's guide documents as its response (the link stage holds mappings and
+    fixtures to it). ``record`` are one record's fields; ``envelope`` the fields around the
+    records (header/body/paging), usually declared once in the profile."""
+
+    guide: GuideRef
+    record: list[str] = Field(default_factory=list)
+    envelope: list[str] = Field(default_factory=list)
+    values: list[str] = Field(
+        default_factory=list,
+        description="Documented category codes a post-processor turns into fields (KMA pivots)",
+    )
+
+
 class Envelope(Strict):
     kind: EnvelopeKind
     code_path: str | None = Field(default=None, description="Dotted path to the result code")
@@ -168,6 +215,9 @@ class Envelope(Strict):
     gateway_xml_errors: bool = Field(
         default=False,
         description="The gateway answers errors as <OpenAPI_ServiceResponse> XML even for JSON",
+    )
+    errors: list[ErrorRule] = Field(
+        default_factory=list, description="Error taxonomy: codes and message patterns → classes"
     )
 
 
@@ -184,6 +234,7 @@ class Profile(Strict):
     timeout_s: float = 10.0
     rate_limit_per_s: float | None = None
     docs_url: str | None = None
+    response_fields: ResponseFields | None = None
 
 
 class FieldMap(Strict):
@@ -238,7 +289,10 @@ class Upstream(Strict):
         default=True,
         description="False for mock-tier adapters whose real channel this project cannot call",
     )
-    timeout_s: float | None = None
+    timeout_s: float | None = Field(
+        default=None, gt=0, le=120, description="Total deadline of one call (connect+read+body, retries included)"
+    )
+    response_fields: ResponseFields | None = None
     rate_limit_per_s: float | None = None
     cache_ttl_s: int | None = Field(default=None, ge=0)
     notes: str | None = Field(default=None, description="Tolerances and (verify) caveats")
@@ -271,6 +325,18 @@ class Fixture(Strict):
         description="Expected error class for error fixtures (adapter_error, channel_unavailable, "
         "credential_missing)",
     )
+    # Provenance (issue 12): where the body came from. The link stage requires it.
+    source: Literal["recorded", "documented", "synthetic"] | None = None
+    guide: GuideRef | None = Field(default=None, description="The guide a documented body follows")
+    recorded_on: dt.date | None = Field(default=None, description="Date a recorded body was taken")
+
+    @model_validator(mode="after")
+    def _provenance(self) -> Fixture:
+        if self.source == "documented" and self.guide is None:
+            raise ValueError("a documented fixture names its guide (guide: {name, version})")
+        if self.source == "recorded" and self.recorded_on is None:
+            raise ValueError("a recorded fixture carries its recording date (recorded_on)")
+        return self
 
     @model_validator(mode="after")
     def _one_outcome(self) -> Fixture:

@@ -10,6 +10,11 @@ Live safety rails:
   manifest's ``base_url``; ``base_url_overrides[adapter_id]``, ``UMMAYA_BASE_URL_<ADAPTER_ID>`` or
   ``UMMAYA_BASE_URL_<PROFILE_ID>`` (environment) is the only way to point it elsewhere. Anything
   else is refused with adapter_error HOST_GUARD before a byte is sent; redirects are not followed.
+- one deadline per call: ``upstream.timeout_s`` (profile default 10 s, per-manifest override) bounds
+  the whole call — connect, read and body of every request it sends (lookup, token, retries and
+  backoff included), so an upstream that drips a byte a second ends as channel_unavailable TIMEOUT
+  within it; retries never stretch a call past its deadline.
+- every request carries ``User-Agent: ummaya/<version> (+project URL)``.
 - bounded retries: only ``retryable`` errors (timeouts, connect errors, 5xx/429, transient and
   quota result codes) are retried, ``max_attempts`` in all, with exponential backoff through an
   injectable ``sleep`` (a ``Retry-After`` in seconds lengthens the wait, up to 5 s).
@@ -40,10 +45,11 @@ from typing import Any, Literal
 
 import httpx
 
+from ummaya import USER_AGENT
 from ummaya.codegen.manifest import Manifest, Upstream
 from ummaya.runtime.catalog import Catalog, CatalogError
 
-from .envelopes import Parsed, read_response
+from .envelopes import Parsed, read_response, records_of
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
 from .fixtures import (
     FixtureTransport,
@@ -66,11 +72,12 @@ from .request import (
     with_defaults,
 )
 from .resolvers import Clock, utc_now
-from .transforms import get_path, records_at
+from .transforms import get_path
 
 Mode = Literal["auto", "live", "mock"]
 MAX_RETRY_AFTER_S = 5.0  # a turn cannot wait minutes; past this, channel_unavailable is the answer
-MOCK_BASE_URL = "https://mock.invalid"  # mock-tier adapters may have no real host at all
+MOCK_BASE_URL = "https://mock.invalid"
+DEFAULT_DEADLINE_S = 10.0  # one upstream call, retries included (issue 11)  # mock-tier adapters may have no real host at all
 
 
 @functools.lru_cache(maxsize=1)
@@ -106,6 +113,7 @@ class _Run:
     attempts: int = 0
     url: str | None = None
     lookup_body_present: bool = False
+    deadline: float = float("inf")  # event-loop time by which the whole call must be over
 
 
 class Dispatcher:
@@ -237,7 +245,10 @@ class Dispatcher:
         # The fixture transport never opens a socket: no SSL context (loading the CA bundle costs
         # ~0.1 s, most of a cold Mock `ask`).
         async with httpx.AsyncClient(
-            transport=transport, follow_redirects=False, trust_env=False
+            transport=transport,
+            follow_redirects=False,
+            trust_env=False,
+            headers={"User-Agent": USER_AGENT},
         ) as client:
             run = _Run(
                 manifest,
@@ -286,6 +297,7 @@ class Dispatcher:
             follow_redirects=False,
             verify=_ssl_context(),
             trust_env=not loopback,
+            headers={"User-Agent": USER_AGENT},
         ) as client:
             run = _Run(manifest, upstream, client, base, live=True)
             outcome = await self._execute(run, args, t0)
@@ -299,6 +311,7 @@ class Dispatcher:
 
     async def _execute(self, run: _Run, args: dict, t0: float) -> CallOutcome:
         tier: TierName = "live" if run.live else "mock"
+        run.deadline = asyncio.get_running_loop().time() + _deadline_s(run.upstream)
         try:
             filled = await self._lookup(run, args)
             if filled is None:
@@ -341,7 +354,7 @@ class Dispatcher:
             return args
         req = build_lookup_request(run.upstream, lookup, args, base_url=run.base_url)
         parsed = await self._authorized(run, req)
-        records = records_at(parsed.document, lookup.record_path)
+        records = records_of(parsed, lookup.record_path)
         if not records:
             return None
         first = records[0]
@@ -427,25 +440,35 @@ class Dispatcher:
             )
         if keep_url:
             run.url = req.redacted_url()
-        timeout = run.upstream.timeout_s or 10.0
+        timeout = _deadline_s(run.upstream)
+        loop = asyncio.get_running_loop()
         for attempt in range(1, self.max_attempts + 1):
             run.attempts += 1
             if run.live:
+                paced = loop.time()
                 await self._pace(req.url, run.upstream.rate_limit_per_s)
+                run.deadline += loop.time() - paced  # our own spacing is not the upstream's time
             err: UpstreamError
             wait = self.backoff_s * (2 ** (attempt - 1))
+            remaining = run.deadline - loop.time()
             try:
-                status, reason, body, retry_after = await self._fetch(run.client, req, timeout)
+                if remaining <= 0:
+                    raise asyncio.TimeoutError
+                # wait_for bounds connect + headers + the whole body: httpx's own timeouts are per
+                # operation, so a drip of one byte a second would never trip them.
+                status, reason, body, retry_after = await asyncio.wait_for(
+                    self._fetch(run.client, req, remaining), remaining
+                )
                 if retry_after is not None:  # the upstream said when; honour it within bounds
                     wait = min(max(wait, retry_after), MAX_RETRY_AFTER_S)
                 return read_response(run.upstream.envelope, status, body, reason)
             except UpstreamError as exc:
                 err = exc
-            except httpx.TimeoutException as exc:
+            except (httpx.TimeoutException, asyncio.TimeoutError) as exc:
                 err = UpstreamError(
                     CHANNEL_UNAVAILABLE,
                     "TIMEOUT",
-                    f"no answer within {timeout:g}s ({type(exc).__name__})",
+                    f"no complete answer within the {timeout:g}s deadline ({type(exc).__name__})",
                     retryable=True,
                 )
             except httpx.TransportError as exc:
@@ -454,6 +477,8 @@ class Dispatcher:
                 )
             if not err.retryable or attempt == self.max_attempts:
                 raise err
+            if loop.time() + wait >= run.deadline:
+                raise err  # another attempt could not finish before the deadline
             await self.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -504,6 +529,10 @@ class Dispatcher:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _deadline_s(upstream: Upstream) -> float:
+    return float(upstream.timeout_s or DEFAULT_DEADLINE_S)
 
 
 def _retry_after(resp: httpx.Response) -> float | None:

@@ -4,14 +4,24 @@ The body format is decided by content, not content-type: data.go.kr's gateway an
 ``<OpenAPI_ServiceResponse>`` XML even when JSON was asked for, and some upstreams label JSON as
 ``text/html``. Order of checks:
 
-1. a gateway error envelope anywhere (any status) → its ``returnReasonCode`` classified;
+1. a gateway error envelope anywhere (any status) → its ``returnReasonCode`` and message classified;
 2. HTTP ≥ 300 → Kakao-style ``{errorType, message}`` code if the body has one, class by status
    (5xx/429 channel_unavailable and retried; 401/403 credential_missing; other adapter_error;
    redirects are never followed — a redirect could leave the declared host);
-3. an HTML page, malformed/truncated XML or JSON, hostile XML → adapter_error PARSE;
-4. the envelope kind's result code (defaults per kind below, overridable in ``Envelope``) and the
-   profile's code lists: success → ok, no-data codes → no_data, credential/transient/quota codes →
-   their classes, anything else → adapter_error with the upstream code.
+3. an HTML page, malformed/truncated XML or JSON, hostile XML → adapter_error PARSE (a plain-text
+   body whose words a taxonomy rule knows, e.g. a bare key error, gets that rule's class);
+4. the *shape* of the body (``SHAPES``): the envelope kind's own shape first, then the data.go.kr
+   standard forms every kind must also read — ``<response><header>…<body>`` (XML or JSON), top-level
+   ``header``/``body``, flat ``resultCode`` — since services whose usual reply is flat or wrapped
+   differently still send key errors and zero results that way. No shape with a result code where
+   the kind needs one → PARSE; a Kakao answer without ``documents``/``meta`` → PARSE;
+5. the result code and message through the taxonomy (``taxonomy.classify``).
+
+Records (``records_of``) are read at the adapter's record path translated into the detected shape,
+tolerating the variants one shape shows (``items.item`` list / single object / ``items`` as a plain
+list / empty ``<items/>``). A reply that announces records (total > 0, page in range) but has none
+there is adapter_error ``RECORD_PATH`` — never "no data": an ER finder must not tell a citizen there
+is no ER nearby because the body moved.
 """
 
 from __future__ import annotations
@@ -22,24 +32,51 @@ from typing import Any
 
 from ummaya.codegen.manifest import Envelope
 
-from .errors import (
-    ADAPTER_ERROR,
-    CHANNEL_UNAVAILABLE,
-    CREDENTIAL_MISSING,
-    UpstreamError,
-    parse_error,
-)
-from .transforms import get_path
+from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError, parse_error
+from .taxonomy import STANDARD, classify, classify_text
+from .transforms import coerce, get_path, records_at
 from .xmltree import xml_to_dict
 
 
 @dataclass(frozen=True)
+class Shape:
+    """Where one body form keeps its result code, message, total, paging and records."""
+
+    name: str
+    code: str | None
+    message: str | None
+    total: str | None
+    root: str  # records and paging live under it ("" = top level)
+    extras: str  # the object whose keys become extra output fields (page info, meta)
+    page_no: str | None = None
+    page_size: str | None = None
+
+
+def _std(name: str, head: str, root: str) -> Shape:
+    pre = f"{root}." if root else ""
+    return Shape(
+        name,
+        f"{head}resultCode",
+        f"{head}resultMsg",
+        f"{pre}totalCount",
+        root,
+        root,
+        f"{pre}pageNo",
+        f"{pre}numOfRows",
+    )
+
+
+# The data.go.kr family: every envelope kind also reads these (the standard form first).
+STANDARD_SHAPE = _std("standard", "response.header.", "response.body")
+HEADER_BODY_SHAPE = _std("header_body", "header.", "body")
+FLAT_SHAPE = _std("flat", "", "")
+FAMILY = (STANDARD_SHAPE, HEADER_BODY_SHAPE, FLAT_SHAPE)
+
+
+@dataclass(frozen=True)
 class KindDefaults:
-    code_path: str | None
-    message_path: str | None
-    total_path: str | None
+    shape: Shape
     record_path: str | None
-    extras_path: str | None  # where extra top-level output fields (page info, meta) are read
     success: tuple[str, ...] = ()
     credential: tuple[str, ...] = ()
     transient: tuple[str, ...] = ()
@@ -48,46 +85,46 @@ class KindDefaults:
 _DATA_GO_KR_OK = ("00", "0", "INFO-000")
 
 KINDS: dict[str, KindDefaults] = {
-    "data_go_kr": KindDefaults(
-        "response.header.resultCode",
-        "response.header.resultMsg",
-        "response.body.totalCount",
-        "response.body.items.item",
-        "response.body",
-        _DATA_GO_KR_OK,
-    ),
-    "flat_result": KindDefaults(
-        "resultCode", "resultMsg", "totalCount", "items.item", "", _DATA_GO_KR_OK
-    ),
-    "header_body": KindDefaults(
-        "header.resultCode",
-        "header.resultMsg",
-        "body.totalCount",
-        "body.items",
-        "body",
-        _DATA_GO_KR_OK,
-    ),
+    "data_go_kr": KindDefaults(STANDARD_SHAPE, "response.body.items.item", _DATA_GO_KR_OK),
+    "flat_result": KindDefaults(FLAT_SHAPE, "items.item", _DATA_GO_KR_OK),
+    "header_body": KindDefaults(HEADER_BODY_SHAPE, "body.items", _DATA_GO_KR_OK),
     "juso": KindDefaults(
-        "results.common.errorCode",
-        "results.common.errorMessage",
-        "results.common.totalCount",
+        Shape(
+            "juso",
+            "results.common.errorCode",
+            "results.common.errorMessage",
+            "results.common.totalCount",
+            "results",
+            "results.common",
+            "results.common.currentPage",
+            "results.common.countPerPage",
+        ),
         "results.juso",
-        "results.common",
         ("0",),
         credential=("E0001",),
         transient=("-999",),
     ),
-    "kakao": KindDefaults(None, None, "meta.total_count", "documents", "meta"),
-    "sgis": KindDefaults("errCd", "errMsg", None, "result", "", ("0",), credential=("-401",)),
+    "kakao": KindDefaults(
+        Shape("kakao", None, None, "meta.total_count", "", "meta"), "documents"
+    ),
+    "sgis": KindDefaults(
+        Shape("sgis", "errCd", "errMsg", None, "", ""), "result", ("0",), credential=("-401",)
+    ),
     "wanted_list": KindDefaults(
-        "wantedList.resultCode",
-        "wantedList.resultMessage",
-        "wantedList.totalCount",
+        Shape(
+            "wanted_list",
+            "wantedList.resultCode",
+            "wantedList.resultMessage",
+            "wantedList.totalCount",
+            "wantedList",
+            "wantedList",
+            "wantedList.pageNo",
+            "wantedList.numOfRows",
+        ),
         "wantedList.servList",
-        "wantedList",
         ("0", "00"),
     ),
-    "json": KindDefaults(None, None, None, "", ""),
+    "json": KindDefaults(Shape("json", None, None, None, "", ""), ""),
 }
 
 
@@ -98,6 +135,9 @@ class Parsed:
     code: str | None = None
     message: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    shape: Shape = FLAT_SHAPE
+    primary: Shape = FLAT_SHAPE
+    total: int | None = None
 
 
 def _code_str(v: Any) -> str | None:
@@ -136,23 +176,54 @@ def decode_body(body: bytes) -> tuple[str, Any]:
         raise parse_error("JSON nested too deeply") from exc
 
 
-def _classify_code(code: str, message: str | None, env: Envelope | None, kind: KindDefaults) -> str:
-    """ok | no_data, or raise the classified error."""
-    e = env or Envelope(kind="json")
-    success = set(e.success_codes) or set(kind.success)
-    if code in success:
-        return "ok"
-    if code in e.no_data_codes:
-        return "no_data"
-    text = f"upstream result code {code}" + (f": {message}" if message else "")
-    if code in e.credential_codes or (code in kind.credential and code not in e.transient_codes):
-        raise UpstreamError(CREDENTIAL_MISSING, code, text)
-    if code in e.transient_codes or code in e.quota_codes or code in kind.transient:
-        raise UpstreamError(CHANNEL_UNAVAILABLE, code, text, retryable=True)
-    raise UpstreamError(ADAPTER_ERROR, code, text)
+def _kind(env: Envelope | None) -> KindDefaults:
+    return KINDS[env.kind if env else "json"]
 
 
-def _gateway_error(doc: Any, env: Envelope | None, kind: KindDefaults) -> None:
+def _primary(env: Envelope | None) -> Shape:
+    """The kind's shape with the envelope's own path overrides applied."""
+    base = _kind(env).shape
+    if env is None:
+        return base
+    return Shape(
+        base.name,
+        env.code_path or base.code,
+        env.message_path or base.message,
+        env.total_path or base.total,
+        base.root,
+        base.extras,
+        base.page_no,
+        base.page_size,
+    )
+
+
+def _envelopes(env: Envelope | None, shape: Shape, primary: Shape) -> list[Envelope]:
+    own = env or Envelope(kind="json")
+    kind = KINDS[own.kind]
+    # The kind's built-in codes, for envelopes that list none of their own.
+    builtin = Envelope(
+        kind=own.kind,
+        success_codes=list(kind.success),
+        credential_codes=list(kind.credential),
+        transient_codes=[c for c in kind.transient if c not in own.credential_codes],
+    )
+    envs = [own, builtin]
+    if shape in FAMILY or primary in FAMILY:
+        envs.append(STANDARD)
+    return envs
+
+
+def _detect(doc: Any, primary: Shape) -> tuple[Shape, str | None]:
+    for shape in (primary, *FAMILY):
+        if shape.code is None:
+            continue
+        code = _code_str(get_path(doc, shape.code))
+        if code is not None:
+            return shape, code
+    return primary, None
+
+
+def _gateway_error(doc: Any, env: Envelope | None, primary: Shape) -> None:
     header = get_path(doc, "OpenAPI_ServiceResponse.cmmMsgHeader")
     if not isinstance(header, dict):
         return
@@ -161,7 +232,7 @@ def _gateway_error(doc: Any, env: Envelope | None, kind: KindDefaults) -> None:
         " / ".join(str(header[k]) for k in ("errMsg", "returnAuthMsg") if header.get(k))
         or "gateway error"
     )
-    status = _classify_code(code, msg, env, kind)
+    status = classify(code, msg, _envelopes(env, STANDARD_SHAPE, primary), success=())
     # A gateway envelope is an error even if a profile listed its code as success/no-data.
     raise UpstreamError(ADAPTER_ERROR, code, f"gateway answered {status} code {code}: {msg}")
 
@@ -184,39 +255,137 @@ def _http_error(status: int, doc: Any, reason: str) -> UpstreamError:
     return UpstreamError(ADAPTER_ERROR, code, message)
 
 
+def _int(v: Any) -> int | None:
+    out = coerce(v, {"type": ["integer", "null"]})
+    return out if isinstance(out, int) and not isinstance(out, bool) else None
+
+
+def _check_kind_signature(kind_name: str, doc: Any) -> None:
+    """Kinds without a result code still have a fixed body; anything else is not their answer."""
+    if kind_name == "kakao":
+        if not isinstance(doc, dict) or not isinstance(doc.get("documents"), list):
+            raise parse_error("not a Kakao Local answer: no 'documents' list")
+        if not isinstance(doc.get("meta"), dict):
+            raise parse_error("not a Kakao Local answer: no 'meta' object")
+
+
 def read_response(env: Envelope | None, http_status: int, body: bytes, reason: str = "") -> Parsed:
-    kind = KINDS[env.kind if env else "json"]
+    kind = _kind(env)
+    primary = _primary(env)
     try:
         _, doc = decode_body(body)
     except UpstreamError:
         if http_status >= 300:
             raise _http_error(http_status, None, reason) from None
+        if len(body) <= 4096:
+            classify_text(
+                body.decode("utf-8", "replace"), _envelopes(env, STANDARD_SHAPE, primary)
+            )
         raise
-    _gateway_error(doc, env, kind)
+    _gateway_error(doc, env, primary)
     if http_status >= 300:
         raise _http_error(http_status, doc, reason)
 
-    code_path = (env.code_path if env else None) or kind.code_path
-    message_path = (env.message_path if env else None) or kind.message_path
-    code = _code_str(get_path(doc, code_path)) if code_path else None
-    message = get_path(doc, message_path) if message_path else None
-    message = None if message is None else str(message)
-    if code_path and code is None:
+    shape, code = _detect(doc, primary)
+    if shape.code is not None and code is None:
         raise parse_error(
-            f"no result code at '{code_path}' (not a {env.kind if env else 'json'} envelope)"
+            f"no result code at '{primary.code}' (not a {env.kind if env else 'json'} envelope)"
         )
-    status = _classify_code(code, message, env, kind) if code is not None else "ok"
+    if shape is primary:
+        _check_kind_signature(env.kind if env else "json", doc)
+    message = get_path(doc, shape.message) if shape.message else None
+    message = None if message is None or isinstance(message, (dict, list)) else str(message)
+    if code is not None or message:
+        status = classify(
+            code, message, _envelopes(env, shape, primary), success=kind.success
+        )
+    else:
+        status = "ok"
+    extras = get_path(doc, shape.extras)
+    total = _int(get_path(doc, shape.total)) if shape.total else None
+    return Parsed(
+        status,
+        doc,
+        code,
+        message,
+        extras if isinstance(extras, dict) else {},
+        shape,
+        primary,
+        total,
+    )
 
-    extras_path = kind.extras_path
-    extras = get_path(doc, extras_path) if extras_path is not None else None
-    return Parsed(status, doc, code, message, extras if isinstance(extras, dict) else {})
+
+def _translate(path: str, parsed: Parsed) -> str:
+    """The adapter's record path (written for its own shape) in the shape the body came in."""
+    if parsed.shape is parsed.primary or parsed.shape.name == parsed.primary.name:
+        return path
+    root = parsed.primary.root
+    rel = "items.item"
+    if parsed.primary in FAMILY or parsed.primary.name in {s.name for s in FAMILY}:
+        if not root:
+            rel = path or rel
+        elif path.startswith(root + "."):
+            rel = path[len(root) + 1 :]
+    return f"{parsed.shape.root}.{rel}" if parsed.shape.root else rel
+
+
+def _find(doc: Any, path: str) -> Any:
+    """Records at ``path``, tolerating the variants of the data.go.kr item list."""
+    found = get_path(doc, path)
+    if found is None and path.endswith(".item"):
+        parent = get_path(doc, path[: -len(".item")])
+        if isinstance(parent, list):  # JSON with items as a plain list (AirKorea, MFDS)
+            found = parent
+    if isinstance(found, dict) and path.rsplit(".", 1)[-1] == "items" and set(found) == {"item"}:
+        found = found["item"]  # items.item where the adapter reads items
+    return found
+
+
+def records_of(parsed: Parsed, path: str | None) -> list[Any]:
+    """The records of a successful answer, or adapter_error RECORD_PATH when the answer announced
+    records (or claims success in a form whose records live elsewhere) and has none there."""
+    if parsed.status == "no_data":
+        return []
+    where = _translate(path or "", parsed)
+    found = _find(parsed.document, where) if where else parsed.document
+    if found is not None and not isinstance(found, (list, dict, str)):
+        raise parse_error(f"expected records at '{where}', found {type(found).__name__}")
+    records = records_at(found, "")
+    if records:
+        return records
+    total = parsed.total
+    if total is not None and total > 0 and not _past_last_page(parsed, total):
+        raise UpstreamError(
+            ADAPTER_ERROR,
+            "RECORD_PATH",
+            f"the answer announces {total} record(s) but has none at '{where}'",
+        )
+    shape = parsed.shape
+    if shape.root and shape.name in ("standard", "header_body") and get_path(
+        parsed.document, shape.root
+    ) in (None, ""):
+        # A success code with no body at all: a zero result still sends <body><items/>…
+        if parsed.code is not None and total is None:
+            raise UpstreamError(
+                ADAPTER_ERROR,
+                "RECORD_PATH",
+                f"result code {parsed.code} but no '{shape.root}' where the records would be",
+            )
+    return records
+
+
+def _past_last_page(parsed: Parsed, total: int) -> bool:
+    """Page N of a shorter list is legitimately empty."""
+    shape = parsed.shape
+    page = _int(get_path(parsed.document, shape.page_no)) if shape.page_no else None
+    size = _int(get_path(parsed.document, shape.page_size)) if shape.page_size else None
+    return bool(page and size and page > 1 and (page - 1) * size >= total)
 
 
 def total_of(env: Envelope | None, doc: Any) -> Any:
-    kind = KINDS[env.kind if env else "json"]
-    path = (env.total_path if env else None) or kind.total_path
+    path = _primary(env).total
     return get_path(doc, path) if path else None
 
 
 def default_record_path(env: Envelope | None) -> str | None:
-    return KINDS[env.kind if env else "json"].record_path
+    return _kind(env).record_path

@@ -17,7 +17,7 @@ from typing import Any
 from ummaya.codegen.manifest import Upstream
 from ummaya.runtime.schemas import errors as schema_errors
 
-from .envelopes import Parsed, default_record_path, total_of
+from .envelopes import Parsed, default_record_path, records_of
 from .errors import ADAPTER_ERROR, UpstreamError
 from .transforms import (
     POSTPROCESSORS,
@@ -26,7 +26,6 @@ from .transforms import (
     coerce,
     coerce_object,
     get_path,
-    records_at,
 )
 
 
@@ -63,7 +62,7 @@ def records_from(parsed: Parsed, upstream: Upstream) -> list[Any]:
         if upstream.record_path is not None
         else default_record_path(upstream.envelope)
     )
-    records = records_at(parsed.document, path)
+    records = records_of(parsed, path)
     if upstream.postprocess:
         fn = POSTPROCESSORS.get(upstream.postprocess)
         if fn is None:
@@ -92,8 +91,7 @@ def build_output(
         )
 
     props: dict[str, Any] = output_schema.get("properties", {})
-    total = None if upstream.postprocess else total_of(upstream.envelope, parsed.document)
-    total = coerce(total, {"type": ["integer", "null"]})
+    total = None if upstream.postprocess else parsed.total
     if not isinstance(total, int):
         total = len(items)
     out: dict[str, Any] = {"items": items}

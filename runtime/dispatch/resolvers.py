@@ -8,7 +8,8 @@ bases are testable at any instant. Every KMA time is computed in KST (UTC+9, no 
   30°/60°, origin 126°E 38°N at cell (43, 136)).
 - ``kma_base.date`` / ``.time``: the latest short-term forecast base (0200, 0500, … 2300) already
   published; a base appears about 10 minutes after its hour, so 02:09 still uses yesterday's 2300.
-- ``kma_nowcast.date`` / ``.time``: the latest HH00 observation, ready at HH:40.
+- ``kma_nowcast.date`` / ``.time``: the latest HH00 observation, callable from HH:10 (KMA guide
+  of 2024-11-28; older guides said HH:40, which served answers up to 30 minutes staler).
 - ``today.yyyymmdd``, ``days_ago_7.yyyymmdd``: KST calendar dates.
 """
 
@@ -66,6 +67,7 @@ def kma_grid(lat: float, lon: float) -> tuple[int, int]:
 # -- KMA publication times ---------------------------------------------------------------------
 
 _FORECAST_HOURS = (2, 5, 8, 11, 14, 17, 20, 23)
+NOWCAST_READY_MINUTE = 10  # 초단기실황 HH00 is callable from HH:10 (KMA guide, 2024-11-28)
 
 
 def kma_forecast_base(now: dt.datetime) -> tuple[str, str]:
@@ -78,7 +80,7 @@ def kma_forecast_base(now: dt.datetime) -> tuple[str, str]:
 
 def kma_nowcast_base(now: dt.datetime) -> tuple[str, str]:
     t = kst(now)
-    if t.minute < 40:
+    if t.minute < NOWCAST_READY_MINUTE:
         t -= dt.timedelta(hours=1)
     return t.strftime("%Y%m%d"), f"{t.hour:02d}00"
 
