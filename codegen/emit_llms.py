@@ -15,6 +15,7 @@ import jinja2
 
 from .emit_lock import flatten_fields
 from .manifest import Manifest
+from .provenance import share_text
 
 LLMS_DIR = "llms"
 PRIMITIVES = (
@@ -148,7 +149,9 @@ Deadline: {{ m.handoff.deadline.ko }} / {{ m.handoff.deadline.en }}
 
 {% if m.fixtures %}
 
-Fixtures: {% for f in m.fixtures %}`{{ f.name }}` {{ f.request|js }}{{ ' → ' + f.expected_error if f.expected_error else '' }}{{ '; ' if not loop.last else '' }}{% endfor %}
+Fixtures: {% for f in m.fixtures %}`{{ f.name }}` {{ f.request|js }}{{ ' → ' + f.expected_error if f.expected_error else '' }}{{ ' (' + f.source + ')' if f.source else '' }}{{ '; ' if not loop.last else '' }}{% endfor %}
+
+Fixture provenance: {{ provenance }} (recorded = taken from the live service; documented = written from the agency's guide; synthetic = made up in the real shape).
 
 {% endif %}
 """)
@@ -169,7 +172,9 @@ def _inputs(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_page(m: Manifest) -> bytes:
-    text = PAGE.render(m=m, inputs=_inputs(m.input_schema), outputs=flatten_fields(m.output_schema))
+    text = PAGE.render(
+        m=m, inputs=_inputs(m.input_schema), outputs=flatten_fields(m.output_schema), provenance=share_text(m)
+    )
     return _tidy(text).encode("utf-8")
 
 

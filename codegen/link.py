@@ -26,7 +26,9 @@ except ImportError:  # optional speed-up; jsonschema alone gives the same answer
 
 from .loader import LoadedManifest, Problem, Registry, manifest_paths
 from .manifest import SLOT_TYPES
+from .provenance import check_provenance
 from .resolve import UnknownProfile, resolve_manifest
+from .response_fields import check_response_fields
 
 # Slot types the planner extracts from the request text itself (one shared extractor per type).
 # The rest are filled only by an earlier call: coordinates come from a `locate` adapter's
@@ -313,6 +315,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
                 result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
         problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
         result.problems += problems
+        result.problems += check_provenance(lm) + check_response_fields(lm, resolved)  # issue 12
         if parse is not None:
             result.parsed[lm.id] = parsed
     result.problems.sort()

@@ -22,7 +22,7 @@ async def koroad_accident_hotspots(
     *,
     sido_code: Literal['11', '26', '27', '28', '29', '30', '31', '36', '41', '42', '43', '44', '45', '46', '47', '48', '50'],
     gugun_code: str,
-    year: int = 2025,
+    year: int = 2024,
     mode: Literal["auto", "live", "mock"] = "auto",
 ) -> KoroadAccidentHotspotsOutput | None:
     """교통사고 다발지역 (시군구별) — call ``koroad_accident_hotspots`` through the shared dispatcher.

@@ -16,10 +16,12 @@ class Item(BaseModel):
     o3_ppm: float | None = None
     no2_ppm: float | None = None
     khai: int | None = Field(None, description='통합대기환경지수 (CAI)')
-    pm10_grade: int | None = Field(None, description='1 좋음, 2 보통, 3 나쁨, 4 매우나쁨')
-    pm25_grade: int | None = Field(None, description='1 좋음, 2 보통, 3 나쁨, 4 매우나쁨')
+    pm10_grade: int | None = Field(None, description='Grade of the hourly PM10 value (pm10Grade1h): 1 좋음, 2 보통, 3 나쁨, 4 매우나쁨')
+    pm25_grade: int | None = Field(None, description='Grade of the hourly PM2.5 value (pm25Grade1h): 1 좋음, 2 보통, 3 나쁨, 4 매우나쁨')
+    pm10_grade_24h: int | None = Field(None, description='24-hour PM10 grade (pm10Grade)')
+    pm25_grade_24h: int | None = Field(None, description='24-hour PM2.5 grade (pm25Grade)')
     khai_grade: int | None = None
-    pm10_flag: str | None = Field(None, description='Why PM10 is missing (통신장애')
+    pm10_flag: str | None = Field(None, description='Why PM10 is missing (장비점검')
     pm25_flag: str | None = None
 
 

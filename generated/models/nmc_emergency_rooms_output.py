@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Item(BaseModel):
@@ -13,7 +13,7 @@ class Item(BaseModel):
     name: str
     address: str | None = None
     phone: str | None = None
-    category: str | None = None
+    hospital_type: str | None = Field(None, description='Hospital type (dutyDivName: 상급종합병원, 종합병원, 병원 …), not the ER tier')
     distance_km: float | None = None
     latitude: float | None = None
     longitude: float | None = None

@@ -1,8 +1,9 @@
 """Shared field transforms, schema-driven coercion and record post-processors.
 
 Transforms (``FieldMap.transform``) may be chained with ``|`` and run left to right, e.g.
-``none_if_dash|float``: ``int``, ``float``, ``str``, ``none_if_dash``, ``strip_html`` (MFDS texts
-carry ``<p>``/``<br>``; tags dropped, entities unescaped, whitespace collapsed) and
+``none_if_dash|float``: ``int``, ``float``, ``str``, ``none_if_dash``, ``strip_html`` (MFDS texts are
+plain with non-breaking spaces — older guides showed ``<p>``/``<br>``; tags dropped, entities
+unescaped, whitespace and NBSP collapsed to one space) and
 ``yyyymmddhhmmss`` (``20261130171500`` → ``2026-11-30T17:15:00+09:00``; 12 digits without
 seconds and 8-digit dates are accepted too, since upstreams trim them).
 
@@ -77,7 +78,8 @@ def _none_if_dash(v: Any) -> Any:
 
 _TAG = re.compile(r"<[^>]*>")
 _BREAK = re.compile(r"<\s*(br|/p|/div|/li)\s*/?\s*>", re.IGNORECASE)
-_SPACES = re.compile(r"[ \t\r\f\v]+")
+# MFDS texts carry non-breaking spaces (U+00A0, also what &nbsp; unescapes to): plain spaces.
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0\u2007\u202f]+")
 
 
 def _strip_html(v: Any) -> Any:

@@ -60,7 +60,7 @@ def test_a_damaged_output_is_not_a_noop(built):
 
 def test_editing_one_schema_regenerates_only_that_adapters_models(built):
     messages: list[str] = []
-    edit(built / NMC, "          category: {type: [string, \"null\"]}\n", "          category: {type: [string, \"null\"]}\n          level: {type: [string, \"null\"]}\n")
+    edit(built / NMC, "          hospital_type: {type: [string, \"null\"]}\n", "          hospital_type: {type: [string, \"null\"]}\n          level: {type: [string, \"null\"]}\n")
     result = b.build(built, progress=messages.append)
     assert result.plan.ok, result.plan.problems
     assert any("datamodel-code-generator over 2 schemas (2 adapters cached)" in m for m in messages), messages

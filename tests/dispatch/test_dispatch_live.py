@@ -781,7 +781,7 @@ def test_mfds_header_body_with_html_in_text_fields(srv, tmp_path):
     (item,) = out.output["items"]
     assert item == {
         "name": "타이레놀정500밀리그램(아세트아미노펜)",
-        "efficacy": "이 약은 감기로 인한 발열 및 동통(통증)에 사용합니다.\n두통, 치통\xa0완화",
+        "efficacy": "이 약은 감기로 인한 발열 및 동통(통증)에 사용합니다.\n두통, 치통 완화",
         "warning": None,
     }
     assert srv.seen(MFDS_PATH)[0].param("itemName") == "타이레놀"

@@ -80,7 +80,7 @@ def test_forecast_base(now, base):
         (kst(2026, 11, 30, 13, 10), ("20261130", "1300")),
         (kst(2026, 11, 30, 13, 39), ("20261130", "1300")),
         (kst(2026, 11, 30, 0, 5), ("20261129", "2300")),
-        (dt.datetime(2026, 11, 30, 17, 15), ("20261201", "0100")),  # a naive clock is UTC
+        (dt.datetime(2026, 11, 30, 17, 5), ("20261201", "0100")),  # a naive clock is UTC
     ],
 )
 def test_nowcast_base(now, base):

@@ -76,3 +76,18 @@ def check(root: str | None, against: str | None) -> None:
         click.echo(f"check failed: {', '.join(failed)}", err=True)
         sys.exit(1)
     click.echo(f"check passed ({gates}): release {plan.release_id[:12]}, {plan.adapters} adapters")
+    if plan.registry is not None:
+        _print_provenance(plan.registry.manifests)
+
+
+def _print_provenance(manifests) -> None:
+    """Where each adapter's fixtures came from (issue 12): recorded, documented or synthetic."""
+    from ummaya.codegen.provenance import share_text
+
+    rows = [(lm.id, share_text(lm.manifest)) for lm in manifests if lm.manifest.fixtures]
+    if not rows:
+        return
+    click.echo("fixture provenance (recorded / documented / synthetic, per adapter):")
+    width = max(len(i) for i, _ in rows)
+    for adapter_id, text in sorted(rows):
+        click.echo(f"  {adapter_id:<{width}}  {text}")

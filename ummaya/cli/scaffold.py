@@ -98,6 +98,9 @@ upstream:
   fields:  # output item field -> upstream record field (or {source, transform})
     name: name
     address: addr
+  response_fields:  # what the operation's guide documents; mapped fields and fixtures must keep to it
+    guide: {name: TODO the agency's OpenAPI 활용가이드 title, version: TODO}
+    record: [name, addr]
 input_schema:
   type: object
   additionalProperties: false
@@ -122,6 +125,7 @@ output_schema:
           address: {type: [string, "null"]}
 fixtures:  # response bodies live in fixtures/{{ id }}/, byte for byte as the upstream sends them
   - name: normal_multi
+    source: synthetic  # `ummaya record {{ id }} --args '{...}'` replaces it with a recorded body
     description: TODO replace with a real captured response (two or more records).
     request: {query: 예시, limit: 2}
     response: normal_multi.xml
@@ -131,6 +135,8 @@ fixtures:  # response bodies live in fixtures/{{ id }}/, byte for byte as the up
         - {name: 예시 하나, address: 부산광역시 사하구 낙동대로550번길 37}
         - {name: 예시 둘, address: null}
   - name: key_not_registered
+    source: documented
+    guide: {name: 공공데이터포털 OpenAPI 공통 응답·에러 코드 명세, version: "2024"}
     description: The gateway's XML error envelope (returnReasonCode 30), sent even for JSON requests.
     request: {query: 예시}
     response: key_not_registered.xml

@@ -1,0 +1,130 @@
+"""Link rule: manifests and fixtures agree with the operation's *documented* response.
+
+A live adapter declares ``upstream.response_fields`` — the fields its operation's guide documents
+for one record (``record``) and around the records (``envelope``, usually from the profile), with
+the guide's name and version. Then:
+
+1. every field a manifest maps (``upstream.fields`` sources; for post-processed adapters the
+   documented category ``values`` too) must be documented — a mapping of a field the operation does
+   not return is how ``nmc_emergency_rooms`` showed 권역응급의료센터 in Mock and nothing Live;
+2. a fixture body may not contain fields the documented response lacks — a fixture that invents a
+   field makes Mock look right while Live can never match it.
+
+Every problem is located (manifest file and line). Bodies are read with the dispatcher's own
+envelope reader, so a fixture is judged in the shape the engine sees it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .loader import LoadedManifest, Problem
+from .manifest import Manifest
+
+# Fields a pivot post-processor keeps from the rows besides the category values.
+_PIVOT_KEEP = ("baseDate", "baseTime", "nx", "ny", "fcstDate", "fcstTime")
+
+
+def _needs_fields(m: Manifest) -> bool:
+    up = m.upstream
+    return up is not None and up.callable and m.tier == "live"
+
+
+def check_response_fields(lm: LoadedManifest, resolved: Manifest | None) -> list[Problem]:
+    if resolved is None or not _needs_fields(resolved):
+        return []
+    src = lm.source
+    up = resolved.upstream
+    assert up is not None
+    doc = up.response_fields
+    if doc is None:
+        return [
+            Problem(
+                src.rel,
+                src.line_of(("upstream",)),
+                "upstream.response_fields: a live adapter declares its operation's documented "
+                "response fields (guide: {name, version}, record: [...])",
+            )
+        ]
+    guide = f"{doc.guide.name} {doc.guide.version}"
+    record = set(doc.record)
+    allowed = record | (set(doc.values) | set(_PIVOT_KEEP) if up.postprocess else set())
+    problems: list[Problem] = []
+    for name, spec in up.fields.items():
+        source = spec if isinstance(spec, str) else spec.source
+        head = source.split(".", 1)[0]
+        if head not in allowed:
+            problems.append(
+                Problem(
+                    src.rel,
+                    src.line_of(("upstream", "fields", name)),
+                    f"upstream.fields.{name}: '{source}' is not in the documented response of "
+                    f"this operation ({guide})",
+                )
+            )
+    problems += _fixture_problems(lm, resolved, record, set(doc.envelope), guide)
+    return problems
+
+
+def _fixture_problems(
+    lm: LoadedManifest, m: Manifest, record: set[str], envelope: set[str], guide: str
+) -> list[Problem]:
+    try:
+        from ummaya.runtime.dispatch.envelopes import read_response, records_of
+        from ummaya.runtime.dispatch.errors import UpstreamError
+    except ImportError:  # the dispatcher is not there yet: nothing to read bodies with
+        return []
+    up = m.upstream
+    assert up is not None
+    src = lm.source
+    out: list[Problem] = []
+    for i, fx in enumerate(m.fixtures):
+        if fx.response is None or fx.expected is None:
+            continue  # error bodies (gateway XML, HTTP errors) are the gateway's, not the operation's
+        try:
+            body = (lm.fixtures_dir / fx.response).read_bytes()
+            parsed = read_response(up.envelope, fx.status, body)
+            records = records_of(parsed, up.record_path if up.record_path is not None else None)
+        except (OSError, UpstreamError):
+            continue  # reported by the fixture check itself
+        label = f"fixtures.{i} ({fx.name})"
+        where = src.line_of(("fixtures", i, "response"))
+        extra: dict[str, int] = {}
+        for n, rec in enumerate(records):
+            if isinstance(rec, dict):
+                for key in rec:
+                    if key not in record:
+                        extra.setdefault(key, n)
+        if extra:
+            names = ", ".join(f"'{k}' (record {n})" for k, n in sorted(extra.items()))
+            out.append(
+                Problem(src.rel, where, f"{label}: body has {names} which the documented response ({guide}) lacks")
+            )
+        if envelope:
+            seen = _envelope_keys(parsed.document, {id(r) for r in records})
+            unknown = sorted(seen - envelope - record)
+            if unknown:
+                out.append(
+                    Problem(
+                        src.rel,
+                        where,
+                        f"{label}: body envelope has {', '.join(map(repr, unknown))} which the "
+                        f"documented response ({guide}) lacks",
+                    )
+                )
+    return out
+
+
+def _envelope_keys(node: Any, record_ids: set[int]) -> set[str]:
+    keys: set[str] = set()
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in record_ids:
+            continue
+        if isinstance(cur, dict):
+            keys.update(str(k) for k in cur)
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return keys
