@@ -199,6 +199,10 @@ class ResponseFields(Strict):
         default_factory=list,
         description="Documented category codes a post-processor turns into fields (KMA pivots)",
     )
+    masked: list[str] = Field(
+        default_factory=list,
+        description="Record fields the live service masks (e.g. 김**, 010********): fixtures too",
+    )
 
 
 class Envelope(Strict):

@@ -8,7 +8,9 @@ the guide's name and version. Then:
    documented category ``values`` too) must be documented — a mapping of a field the operation does
    not return is how ``nmc_emergency_rooms`` showed 권역응급의료센터 in Mock and nothing Live;
 2. a fixture body may not contain fields the documented response lacks — a fixture that invents a
-   field makes Mock look right while Live can never match it.
+   field makes Mock look right while Live can never match it;
+3. fields the live service masks (``masked``: NMC AED ``manager`` 김**, ``managerTel`` 010********)
+   are masked in fixtures too — synthetic personal data looks the way the real service sends it.
 
 Every problem is located (manifest file and line). Bodies are read with the dispatcher's own
 envelope reader, so a fixture is judged in the shape the engine sees it.
@@ -62,12 +64,17 @@ def check_response_fields(lm: LoadedManifest, resolved: Manifest | None) -> list
                     f"this operation ({guide})",
                 )
             )
-    problems += _fixture_problems(lm, resolved, record, set(doc.envelope), guide)
+    problems += _fixture_problems(lm, resolved, record, set(doc.envelope), guide, set(doc.masked))
     return problems
 
 
 def _fixture_problems(
-    lm: LoadedManifest, m: Manifest, record: set[str], envelope: set[str], guide: str
+    lm: LoadedManifest,
+    m: Manifest,
+    record: set[str],
+    envelope: set[str],
+    guide: str,
+    masked: set[str] = frozenset(),
 ) -> list[Problem]:
     try:
         from ummaya.runtime.dispatch.envelopes import read_response, records_of
@@ -90,11 +97,19 @@ def _fixture_problems(
         label = f"fixtures.{i} ({fx.name})"
         where = src.line_of(("fixtures", i, "response"))
         extra: dict[str, int] = {}
+        bare: dict[str, int] = {}
         for n, rec in enumerate(records):
             if isinstance(rec, dict):
-                for key in rec:
+                for key, value in rec.items():
                     if key not in record:
                         extra.setdefault(key, n)
+                    if key in masked and isinstance(value, str) and value.strip("- ") and "*" not in value:
+                        bare.setdefault(key, n)
+        if bare:
+            names = ", ".join(f"'{k}' (record {n})" for k, n in sorted(bare.items()))
+            out.append(
+                Problem(src.rel, where, f"{label}: {names} unmasked — the live service masks it (e.g. 김**, 010********), so must the fixture")
+            )
         if extra:
             names = ", ".join(f"'{k}' (record {n})" for k, n in sorted(extra.items()))
             out.append(
