@@ -92,6 +92,13 @@ ROWS = [
 ARGS = {"latitude": 35.1167, "longitude": 128.968}
 
 
+def _with_upstream(m, **changes):
+    """A copy of manifest ``m`` with upstream fields changed (same id)."""
+    data = m.model_dump(mode="json", exclude={"id"})
+    data["upstream"] = {**m.upstream.model_dump(mode="json", exclude_none=True), **changes}
+    return manifest(m.id, **data)
+
+
 @pytest.fixture
 def srv():
     with UpstreamServer() as server:
@@ -327,11 +334,23 @@ def test_slow_upstream_times_out_as_channel_unavailable(srv, tmp_path):
 def test_connection_refused_is_channel_unavailable(tmp_path):
     with UpstreamServer() as dead:
         url = dead.url
-    cat = catalog(tmp_path, ER)
+    roomy = _with_upstream(ER, timeout_s=5)  # backoffs 0.2 + 0.4 s fit well inside the deadline
+    cat = catalog(tmp_path, roomy)
     d = Dispatcher(cat, env=ENV, base_url_overrides={"er_test": url}, sleep=no_sleep)
     out = run(d.call("er_test", ARGS, mode="live"))
-    # Backoff 0.2 s fits the 0.3 s deadline, the next 0.4 s would not: two attempts, not three.
-    assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "CONNECT", 2)
+    assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "CONNECT", 3)
+
+
+def test_retries_stop_at_the_call_deadline(tmp_path):
+    """Backoff 0.2 s fits a 0.3 s deadline, the next 0.4 s would not: the retries never stretch
+    the call past its deadline (issue 11 item 10)."""
+    with UpstreamServer() as dead:
+        url = dead.url
+    log = SleepLog()
+    d = Dispatcher(catalog(tmp_path, ER), env=ENV, base_url_overrides={"er_test": url}, sleep=log)
+    out = run(d.call("er_test", ARGS, mode="live"))
+    assert out.error_code == "CONNECT" and out.attempts <= 2
+    assert sum(log.delays) < 0.3
 
 
 @pytest.mark.parametrize(
