@@ -160,7 +160,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     say("emit: catalog, fixtures, schema")
     out.update(emit_schema())
     out.update(emit_catalog(resolved, plan.release_id))
-    out.update(emit_fixtures(registry.manifests))
+    out.update(emit_fixtures(registry.manifests, resolved))
     say("emit: clients, llms")
     out.update(emit_clients(sources))
     out.update(emit_llms(manifests))

@@ -20,12 +20,19 @@ def emit_catalog(resolved: list[Manifest], release_id: str) -> dict[str, bytes]:
     return {CATALOG_PATH: canonical_json({"format": CATALOG_FORMAT, "release_id": release_id, "adapters": adapters})}
 
 
-def emit_fixtures(manifests: list[LoadedManifest]) -> dict[str, bytes]:
+def emit_fixtures(manifests: list[LoadedManifest], resolved: list[Manifest]) -> dict[str, bytes]:
+    """Exactly the files ``dispatch.fixture_files`` says a Mock call reads (a fixture's body and,
+    for an adapter with a lookup, its ``.lookup`` sibling): one contract shared with the runtime,
+    so the shipped Mock runs the same requests the registry's fixtures describe."""
+    from ummaya.runtime.dispatch.fixtures import fixture_files
+
+    by_id = {m.id: m for m in resolved}
     out: dict[str, bytes] = {}
     for lm in manifests:
-        for fx in lm.manifest.fixtures:
-            if fx.response is not None:
-                out[f"generated/fixtures/{lm.id}/{fx.response}"] = (lm.fixtures_dir / fx.response).read_bytes()
+        m = by_id.get(lm.id, lm.manifest)
+        for fx in m.fixtures:
+            for name in fixture_files(m, fx, lm.fixtures_dir):
+                out[f"generated/fixtures/{lm.id}/{name}"] = (lm.fixtures_dir / name).read_bytes()
     return out
 
 

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 
 import pytest
 
@@ -60,14 +59,26 @@ def _check(outcome, fixture) -> None:
 
 @pytest.fixture(scope="module")
 def registry_catalog(tmp_path_factory) -> Catalog:
-    # Only what fixture_files() names is copied — the contract the build relies on.
+    # The catalog the real build writes (what ships), never a copy made here: a fixture file the
+    # build does not copy (a lookup's sibling body) makes the Mock calls below fail.
+    from tests.support.generated import build_generated
+
     root = tmp_path_factory.mktemp("generated")
-    for adapter_id, lm in _LOADED.items():
-        for fx in _RESOLVED[adapter_id].fixtures:
-            for name in fixture_files(_RESOLVED[adapter_id], fx, lm.fixtures_dir):
-                (root / "fixtures" / adapter_id).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(lm.fixtures_dir / name, root / "fixtures" / adapter_id / name)
-    return Catalog(root=root, release_id="test", adapters=dict(_RESOLVED))
+    build_generated(root)
+    return Catalog.load(root)
+
+
+def test_the_build_copies_exactly_the_files_fixture_files_names(registry_catalog):
+    shipped = {p.relative_to(registry_catalog.root / "fixtures").as_posix() for p in (registry_catalog.root / "fixtures").rglob("*") if p.is_file()}
+    named = {
+        f"{adapter_id}/{name}"
+        for adapter_id, lm in _LOADED.items()
+        for fx in _RESOLVED[adapter_id].fixtures
+        for name in fixture_files(_RESOLVED[adapter_id], fx, lm.fixtures_dir)
+    }
+    assert shipped == named
+    # At least one adapter declares a lookup whose sibling body ships (TAGO: stop name → nodeId).
+    assert any(name.endswith(".lookup.json") or ".lookup." in name for name in shipped)
 
 
 def test_the_registry_loads_and_has_fixtures():
