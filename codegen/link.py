@@ -29,6 +29,7 @@ from .manifest import SLOT_TYPES
 from .provenance import check_provenance
 from .resolve import UnknownProfile, resolve_manifest
 from .response_fields import check_response_fields
+from .templates import check_templates
 
 # Slot types the planner extracts from the request text itself (one shared extractor per type).
 # The rest are filled only by an earlier call: coordinates come from a `locate` adapter's
@@ -203,6 +204,8 @@ def check_fixtures(lm: LoadedManifest, resolved, parse: ParseFixture | None) -> 
             problems.append(Problem(src.rel, src.line_of((*loc, "expected_error")), f"{label}: the adapter's parser gives error class {outcome.error_class!r}, fixture expects {fx.expected_error!r}"))
             continue
         parsed.append(fx.name)
+    # Answer templates compile and render against every fixture's expected output, both languages.
+    problems += check_templates(lm)
     return problems, parsed
 
 
@@ -214,7 +217,7 @@ def _checker_hash(parse: ParseFixture | None) -> str:
     """What decides a fixture check besides the adapter's own files: this module, the dispatcher
     package (the parser) and the validators' versions."""
     here = Path(__file__).resolve()
-    files = [here]
+    files = [here, here.with_name("templates.py")]
     if parse is not None:
         module = sys.modules.get(getattr(parse, "__module__", "") or "")
         origin = getattr(module, "__file__", None)

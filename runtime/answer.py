@@ -8,17 +8,16 @@ sandbox over data, so upstream text can never execute anything.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import logging
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError
-from jinja2.sandbox import SandboxedEnvironment
-
 from ummaya.codegen.manifest import Manifest
+from ummaya.codegen.templates import has_content as _has_content
+from ummaya.codegen.templates import render as render_template
 
 from .plan.base import Evidence
 
-_env = SandboxedEnvironment(autoescape=False, undefined=StrictUndefined)
+log = logging.getLogger(__name__)
 
 BADGE = {
     "ko": {"live": "[Live · 실시간]", "mock": "[Mock · 모의]", "handoff": "[Handoff · 공식 창구 안내]"},
@@ -118,11 +117,6 @@ STOPPED = {
 }
 
 
-@lru_cache(maxsize=512)
-def _template(source: str):
-    return _env.from_string(source)
-
-
 def render_evidence(m: Manifest, ev: Evidence, language: str) -> str:
     """The citizen's view of one result, from the adapter's full output (the model's view, the
     evidence summary, is trimmed to the context budget: a count rendered from it would be wrong)."""
@@ -131,15 +125,12 @@ def render_evidence(m: Manifest, ev: Evidence, language: str) -> str:
         return STOPPED[language]["no_data"]
     if m.render is not None:
         try:
-            return _template(getattr(m.render, language)).render(**data).strip()
-        except (TemplateError, TypeError, ValueError, AttributeError, KeyError):
-            pass  # a template that cannot phrase this result falls back to the plain listing
+            return render_template(getattr(m.render, language), data)
+        except Exception as exc:  # noqa: BLE001 - never fail the answer over its phrasing
+            # The build rendered every template against every fixture (codegen/templates.py), so
+            # this is data no fixture had: said in the log, answered with the plain listing.
+            log.warning("answer template of %s (%s) failed: %s: %s", m.id, language, type(exc).__name__, exc)
     return _plain(ev.summary)
-
-
-def _has_content(summary: dict[str, Any]) -> bool:
-    items = summary.get("items")
-    return bool(items) if isinstance(items, list) else bool(summary)
 
 
 def _plain(summary: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from tests.codegen.project import GOV24, KAKAO, NMC, edit, line_of, run
 def test_check_passes_on_a_fresh_build(built):
     result = run("check", "--root", str(built))
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("check passed (drift, coverage, scenarios)")
+    assert result.stdout.startswith("check passed (drift, coverage, placeholders, scenarios)")
 
 
 def test_editing_a_manifest_without_rebuilding_is_drift(built):

@@ -1,7 +1,7 @@
 """``ummaya check [--root DIR] [--against REF]``: the gates CI runs.
 
 drift (generated/ and llms/ match a fresh build) + coverage (every adapter carries what it must)
-+ scenario coverage (when registry/scenarios/ exists) + with ``--against``, the breaking-change
++ placeholders (no scaffold TODOs, example URLs or sample fixtures left) + scenario coverage (when registry/scenarios/ exists) + with ``--against``, the breaking-change
 gate against a previous lock file or git ref.
 """
 
@@ -22,6 +22,7 @@ def check(root: str | None, against: str | None) -> None:
     from ummaya.ci.breaking import breaking_changes, current_interfaces, load_reference
     from ummaya.ci.coverage import coverage_gaps
     from ummaya.ci.drift import drift_gate
+    from ummaya.ci.placeholders import placeholder_gaps
     from ummaya.ci.scenarios import scenario_coverage
     from ummaya.paths import ProjectNotFound, require_root
 
@@ -51,6 +52,12 @@ def check(root: str | None, against: str | None) -> None:
             click.echo(f"coverage: {len(gaps)} gap(s)", err=True)
             for p in gaps:
                 click.echo(f"  {p}", err=True)
+        left = placeholder_gaps(plan.registry)
+        if left:
+            failed.append("placeholders")
+            click.echo(f"placeholders: {len(left)} scaffold placeholder(s) to fill", err=True)
+            for p in left:
+                click.echo(f"  {p}", err=True)
         missing = scenario_coverage(project, plan.registry)
         if missing:
             failed.append("scenarios")
@@ -71,7 +78,7 @@ def check(root: str | None, against: str | None) -> None:
             for b in breaks:
                 click.echo(f"  {b}", err=True)
 
-    gates = "drift, coverage, scenarios" + (f", breaking vs {against}" if against else "")
+    gates = "drift, coverage, placeholders, scenarios" + (f", breaking vs {against}" if against else "")
     if failed:
         click.echo(f"check failed: {', '.join(failed)}", err=True)
         sys.exit(1)
