@@ -156,12 +156,14 @@ class SlotFiller:
     def _place_or_region(self, vocab: set[str]) -> str | None:
         if self.place:
             return self.place
-        words = sx.content_words(self.text, vocab)
-        if self.region and not words:
+        # Only words that can be part of a place: never a request, degree or time word, a
+        # predicate (「하고 싶어」) or personal data (runtime/plan/place.py).
+        from .place import bare_place
+
+        bare = bare_place(sx._without_personal(self.text), self.ctx.language, frozenset(vocab))
+        if self.region and (not bare or sx.find_region(bare) is not None):
             return self.region.sido_full + (f" {self.region.sigungu}" if self.region.sigungu else "")
-        if words:
-            return " ".join(words[:3])
-        return None
+        return bare
 
     def _region_value(self, slot: str, prop: dict[str, Any]) -> Any:
         s = self.ctx.slots
