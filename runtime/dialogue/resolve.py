@@ -126,8 +126,10 @@ def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
     out = []
     for w in sx.words(sx._without_personal(text)):
         lw = w.lower()
-        if len(lw) < 2 or lw in lx.TEMPORAL_WORDS or w in _known_places():
+        if len(lw) < 2 or lw in lx.TEMPORAL_WORDS or w in _known_places() or lw in _known_places():
             continue
+        if sx.find_region(w) is not None and (lw not in vocabulary or w[:1].isupper()):
+            continue  # a region's name says where, not what
         if lw in vocabulary or any(lw.startswith(v) for v in vocabulary if len(v) >= 2):
             out.append(w)
     return out
@@ -194,14 +196,14 @@ def resolve(
     text = _EN_FOLLOW.sub("", text).strip() or query
     vocab = topic_vocabulary(catalog)
     deixis = has_deixis(text)
-    anchored = sx.find_place(text, language)
+    anchored = sx.find_place(text, language, vocab)
     region = sx.find_region(text)
     topics = topic_words(text, vocab)
     new_time = _names_time(text, language)
     carried = state.carried_slots()
 
     # Retrieval on the message as written (personal data removed by the caller's view).
-    context = frozenset(carried) if carried else frozenset()
+    context = frozenset(carried) | ({"coordinates"} if {"latitude", "longitude"} <= set(carried) else set())
     view = (view or query).strip()
     view = _EN_FOLLOW.sub("", _FILLERS_KO.sub("", view)).strip() or view
     found_raw = retriever.search(view, top_k=top_k, filters=filters, context_slots=context)
@@ -221,13 +223,20 @@ def resolve(
     if pending and pending.adapter_id in catalog.adapters:
         target = catalog.get(pending.adapter_id)
         own_vocab = adapter_vocabulary(target) | vocab
-        place = anchored or (None if deixis else bare_place(text, language, own_vocab))
+        place = anchored or (None if deixis else bare_place(sx._without_personal(text), language, own_vocab))
         fills = _fills(pending.missing, text, language, place, region, deixis, state)
+        own_topics = [w for w in topics if w.lower() in adapter_vocabulary(target)
+                      or any(w.lower().startswith(v) for v in adapter_vocabulary(target) if len(v) >= 2)]
         other_better = (
-            top is not None and top["adapter_id"] != target.id and bool(topics)
+            top is not None and top["adapter_id"] != target.id and bool(topics) and not own_topics
             and float(top["score"]) >= CLEARLY_NEW * max(score_of(target.id), 1e-9)
         )
-        if fills or not other_better:
+        # A message that clearly asks for another service is a new request — unless it gives what
+        # was asked for beyond a place (a name, a date, a drug): 「이름은 최현우, 1990-05-14」
+        # answers the question even though 「이름」 is another service's word. A place alone given
+        # with another service's request (「부산 기상특보 있어?」) answers that request.
+        answers = [f for f in fills if f not in PLACE_SLOTS and f not in ("place", "request")]
+        if answers or not other_better:
             new_place = bool(place or region) and not deixis
             slots = {} if new_place else dict(carried)
             hints = Hints("answer", place=place if new_place else (state.place.name if state.place and deixis else None),
@@ -248,7 +257,7 @@ def resolve(
     last_m = catalog.get(last.adapter_id)
     # ---- 2. an elliptical follow-up: nothing of its own says *what*, so the topic carries
     if not topics:
-        bare = anchored or (None if deixis else bare_place(text, language, vocab | adapter_vocabulary(last_m)))
+        bare = anchored or (None if deixis else bare_place(sx._without_personal(text), language, vocab | adapter_vocabulary(last_m)))
         content = _content_fields(last_m)
         # A bare name replaces the slot of the last intent it fits: a place where the intent has a
         # place (「광주는?」), else the thing asked about (「게보린은?」 after a drug question).

@@ -58,7 +58,8 @@ class SlotFiller:
         hints = ctx.dialogue
         # A place the dialogue resolved (「하단동」 answering 「어디 기준으로?」, 거기 → the carried
         # place) counts as named; the request's own anchored place comes first.
-        self.place = sx.find_place(self.text, ctx.language) or (hints.place if hints is not None else None)
+        services = frozenset().union(*(_vocabulary(m) for m in ctx.candidates)) if ctx.candidates else frozenset()
+        self.place = sx.find_place(self.text, ctx.language, services) or (hints.place if hints is not None else None)
         if self.region is None and self.place and hints is not None and hints.place == self.place:
             self.region = sx.find_region(self.place)
         self.coords = sx.find_coordinates(self.text)
@@ -84,7 +85,7 @@ class SlotFiller:
                     args[name] = carried
                 continue
             slot = prop.get("x-slot", "free_text")
-            if chain and slot in ("place", "keyword"):
+            if chain and slot in ("place", "keyword", "free_text"):
                 value = self.named_place()
             else:
                 value = self.extract(slot, name, prop, vocab, m)

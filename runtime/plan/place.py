@@ -74,7 +74,7 @@ def known_places() -> frozenset[str]:
     """Names Kiwi's user dictionary and the district list know as places."""
     names: set[str] = set(lx.DISTRICTS)
     for full, short, legacy, en, _c in lx.SIDO:
-        names.update(n for n in (full, short, legacy) if n)
+        names.update(n for n in (full, short, legacy, en, en.lower()) if n)
     try:
         from ..retrieve.analysis import USER_DICTIONARY
 
@@ -129,10 +129,13 @@ def classify(word: str) -> tuple[str, str]:
     return "place", stem
 
 
-def _span_backwards(words: list[str], max_words: int = 4) -> str | None:
+def _span_backwards(words: list[str], max_words: int = 4, exclude: frozenset[str] = frozenset()) -> str | None:
     picked: list[str] = []
     for word in reversed(words):
         kind, text = classify(word)
+        if kind in ("place", "place_end") and _is_service_word(text, exclude):
+            # 「응급실 가야 돼 근처에」: the service asked for is not where it is asked for.
+            kind = "stop" if picked else "skip"
         if kind == "skip":
             if picked:
                 break
@@ -152,6 +155,11 @@ def _span_backwards(words: list[str], max_words: int = 4) -> str | None:
     return " ".join(reversed(picked))
 
 
+def _is_service_word(word: str, exclude: frozenset[str]) -> bool:
+    low = word.lower()
+    return bool(exclude) and low in exclude and word not in known_places()
+
+
 def _words(text: str) -> list[str]:
     return [w for w in _WORD_CHARS.sub(" ", text).split() if w]
 
@@ -168,8 +176,9 @@ def _anchor_split(text: str) -> tuple[str, str] | None:
     return None
 
 
-def place_span(text: str, language: str = "ko") -> str | None:
-    """The place a request anchors on (「X 근처」, "near X"), or None."""
+def place_span(text: str, language: str = "ko", exclude: frozenset[str] = frozenset()) -> str | None:
+    """The place a request anchors on (「X 근처」, "near X"), or None. ``exclude``: words that
+    name services (lower-case), which are never the place."""
     if language != "ko":
         m = _EN_ANCHOR.search(text)
         if not m:
@@ -183,7 +192,7 @@ def place_span(text: str, language: str = "ko") -> str | None:
     before = split[0]
     # 「부산역에서 가까운」: the particle goes with the anchor.
     before = re.sub(r"에서\s*$", "", before.rstrip())
-    return _span_backwards(_words(before))
+    return _span_backwards(_words(before), exclude=exclude)
 
 
 def bare_place(text: str, language: str = "ko", vocabulary: frozenset[str] | set[str] = frozenset()) -> str | None:
@@ -193,6 +202,7 @@ def bare_place(text: str, language: str = "ko", vocabulary: frozenset[str] | set
     if language != "ko":
         words = [w.strip(".,!?'\"") for w in text.split()]
         kept = [w for w in words if w and w.lower() not in EN_STOP and w.lower() not in vocabulary
+                and _PERSONAL_MARK not in w and not re.fullmatch(r"[\d\-+().]+", w)
                 and not re.fullmatch(r"what|about|how|then|so|ok|okay", w.lower())]
         kept = [w for w in kept if w[:1].isupper() or any(c.isdigit() for c in w)]
         return " ".join(kept) or None

@@ -81,14 +81,14 @@ def find_coordinates(text: str) -> tuple[float, float] | None:
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
-def find_place(text: str, language: str) -> str | None:
+def find_place(text: str, language: str, exclude: frozenset[str] = frozenset()) -> str | None:
     """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스.
 
     Only the place span (runtime/plan/place.py): degree, time and request words and personal
     data are never part of it (「하단동인데 제일 가까운 …」 → 하단동)."""
     from .place import place_span
 
-    return place_span(_without_personal(text), language)
+    return place_span(_without_personal(text), language, exclude)
 
 
 def _without_personal(text: str) -> str:

@@ -29,10 +29,13 @@ def build_context(
     slots = dict(session.slots)
     if state is not None and session.dialogue:
         slots = state.carried_slots()  # an expired conversation carries nothing
+    language = detect_language(query)
+    if state is not None and state.language and not re.search(r"[A-Za-z\uac00-\ud7a3]", query):
+        language = state.language  # 「010-…」 or 「3」 alone: the conversation's language carries
     return TurnContext(
         trace_id=trace_id,
         request=query,
-        language=detect_language(query),
+        language=language,
         session=session,
         slots=slots,
         clock=clock(),

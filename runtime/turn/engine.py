@@ -204,8 +204,12 @@ class TurnEngine:
                 refusals += run_checks(self.argument_checks, given, log)
                 if refusals:
                     if refusals[0].reason == "needs_input":
-                        st.asked = {"adapter_id": refusals[0].adapter_id, "missing": [s for r in refusals for s in r.missing],
-                                    "arguments": next((c.arguments for c in action.calls if c.adapter_id == refusals[0].adapter_id), {})}
+                        refused = by_id.get(refusals[0].adapter_id)
+                        # A locate step refused on the way: the question is still the pinned intent's.
+                        pinned = ctx.frame.hints.pinned if ctx.frame is not None else None
+                        asked_id = pinned if refused is not None and refused.primitive == "locate" and pinned else refusals[0].adapter_id
+                        st.asked = {"adapter_id": asked_id, "missing": [s for r in refusals for s in r.missing],
+                                    "arguments": next((c.arguments for c in action.calls if c.adapter_id == asked_id), {})}
                     self._refuse(refusals, action.calls, by_id, ctx, st, log)
                 self._gate(action.calls, by_id, ctx, st, log)
                 for e in log.take():

@@ -59,3 +59,41 @@ def retrieval(as_json: bool, split: str, eval_file: Path | None, from_registry: 
         click.echo(("PASS" if not rep.below else "FAIL: " + "; ".join(rep.below)))
     if rep.below:
         raise SystemExit(1)
+
+
+@eval_group.command("conversations")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object with every figure.")
+@click.option("--split", type=click.Choice(["dev", "heldout", "all"]), default="all", show_default=True,
+              help="heldout is scored only at the end, never used for tuning.")
+@click.option("--file", "eval_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Conversation set (default: evals/conversations.yaml in the project).")
+@click.option("--failures", is_flag=True, help="List the conversations that failed and why.")
+@root_option
+def conversations(as_json: bool, split: str, eval_file: Path | None, failures: bool, root: str | None) -> None:
+    """Pass rates on the multi-turn conversation set: overall, dev/held-out, per category."""
+    from ummaya.paths import find_root, generated_dir
+    from ummaya.runtime.catalog import CatalogError
+    from ummaya.runtime.dialogue.evaluation import evaluate, format_table, load_conversations
+
+    project = Path(root).resolve() if root else find_root()
+    if eval_file is None:
+        if project is None:
+            fail("no project found: pass --root DIR or --file PATH")
+        eval_file = project / "evals" / "conversations.yaml"
+    try:
+        convs = load_conversations(eval_file)
+        rep = evaluate(convs, split=split, generated=generated_dir(root))
+    except (OSError, ValueError, CatalogError) as exc:
+        fail(f"error: {exc}", 2)
+    if as_json:
+        emit_json(rep.as_dict())
+    else:
+        click.echo(format_table(rep))
+        if failures:
+            for f in rep.as_dict()["failures"]:
+                click.echo(f"  [{f['split']}/{f['category']}] {f['id']}:")
+                for p in f["problems"]:
+                    click.echo(f"      {p}")
+        click.echo("PASS" if not rep.below() else "FAIL: " + "; ".join(rep.below()))
+    if rep.below():
+        raise SystemExit(1)
