@@ -31,6 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ummaya.runtime.store.models import RetentionPolicy, Trace, new_trace_id, utcnow
 
 from . import models as M
+from .auth import ApiKeyAuth, caller, parse_keys, same_owner
 from .errors import CODES, ApiError, error_body, status_of
 from .pipeline import (
     ApiEvent,
@@ -56,12 +57,28 @@ SSE_EVENT_SCHEMA: dict[str, Any] = {
                    "data": {"type": "string", "contentMediaType": "application/json"}},
 }
 MAX_BODY_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 32  # our request schemas nest 3 deep; a deeper body is an attack, not a request
+BODY_READ_TIMEOUT_S = 10.0
 
 
 def _env_on(value: str | None, default: bool = True) -> bool:
     if value is None or value.strip() == "":
         return default
     return value.strip().lower() not in ("0", "off", "false", "no")
+
+
+def _number(env: dict[str, str], name: str, kind: Any, default: Any) -> Any:
+    """A positive number from the environment; a bad value names its variable."""
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a {kind.__name__}") from None
+    if not value > 0:
+        raise ValueError(f"{name}={raw!r} must be greater than 0")
+    return value
 
 
 @dataclass
@@ -71,6 +88,9 @@ class ServeSettings:
     default_alias: str = DEFAULT_ALIAS
     auto_publish: bool = True
     max_body_bytes: int = MAX_BODY_BYTES
+    max_json_depth: int = MAX_JSON_DEPTH
+    body_read_timeout_s: float = BODY_READ_TIMEOUT_S
+    api_keys: tuple[str, ...] = ()  # UMMAYA_API_KEYS: when set, /v1 needs a bearer key (auth.py)
     purge_interval_s: float = 3600.0
     release_cache: Path | None = None
     project_id: str = "default"
@@ -95,8 +115,11 @@ class ServeSettings:
             generated=generated,
             default_alias=env.get("UMMAYA_DEFAULT_ALIAS") or DEFAULT_ALIAS,
             auto_publish=_env_on(env.get("UMMAYA_AUTO_PUBLISH")),
-            max_body_bytes=int(env.get("UMMAYA_MAX_BODY_BYTES") or MAX_BODY_BYTES),
-            purge_interval_s=float(env.get("UMMAYA_TRACE_PURGE_INTERVAL_S") or 3600),
+            max_body_bytes=_number(env, "UMMAYA_MAX_BODY_BYTES", int, MAX_BODY_BYTES),
+            max_json_depth=_number(env, "UMMAYA_MAX_JSON_DEPTH", int, MAX_JSON_DEPTH),
+            body_read_timeout_s=_number(env, "UMMAYA_BODY_READ_TIMEOUT_S", float, BODY_READ_TIMEOUT_S),
+            api_keys=parse_keys(env.get("UMMAYA_API_KEYS")),
+            purge_interval_s=_number(env, "UMMAYA_TRACE_PURGE_INTERVAL_S", float, 3600.0),
             release_cache=Path(env["UMMAYA_RELEASE_CACHE"]) if env.get("UMMAYA_RELEASE_CACHE") else None,
             project_id=env.get("UMMAYA_PROJECT_ID") or "default",
             knowledge_base_id=env.get("UMMAYA_KNOWLEDGE_BASE_ID") or "registry",
@@ -197,6 +220,7 @@ class Service:
             stop_reason=(result.stop_reason if result is not None else None),
             states=state.states(), timings=state.timings(), request_text=state.query,
             answer_text=answer, events=[e.model_dump() for e in events], calls=calls, meta=meta,
+            owner=state.owner,
         )
 
     def write_trace_sync(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
@@ -235,12 +259,42 @@ def error_response(code: str, message: str, trace_id: str | None, *, stream: boo
 
 # -- the app -----------------------------------------------------------------------------------------
 
+def json_depth_over(data: bytes, limit: int) -> bool:
+    """True when the JSON text nests arrays/objects deeper than ``limit`` — checked on the bytes,
+    before any parser recurses into them (Python's json raises RecursionError → a 500)."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False  # cannot be deeper than the number of brackets
+    depth, in_string, escaped = 0, False, False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
 class BodyLimit:
     """Pure ASGI: bodies over the limit get 413 ``payload_too_large`` without being parsed; a
-    non-JSON content type on the API's POST routes gets 415. The body is buffered (it is small)."""
+    non-JSON content type on the API's POST routes gets 415; a body that has not fully arrived
+    within ``read_timeout`` seconds (e.g. shorter than its Content-Length) gets 408
+    ``request_timeout``; JSON nested deeper than ``max_depth`` gets 422 ``json_too_deep``. The body
+    is buffered (it is small)."""
 
-    def __init__(self, app: Any, limit: int):
+    def __init__(self, app: Any, limit: int, *, max_depth: int = MAX_JSON_DEPTH,
+                 read_timeout: float = BODY_READ_TIMEOUT_S):
         self.app, self.limit = app, limit
+        self.max_depth, self.read_timeout = max_depth, read_timeout
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
@@ -252,6 +306,7 @@ class BodyLimit:
             service = getattr(getattr(scope.get("app"), "state", None), "service", None)
             if service is not None and scope.get("path") in ("/v1/answer", "/v1/retrieve"):
                 state = RequestState(scope["path"].rsplit("/", 1)[-1], trace_id, utcnow())
+                state.owner = caller(scope)
                 state.mark("received")
                 state.error = {"code": code, "message": message}
                 state.mark("failed")
@@ -271,8 +326,16 @@ class BodyLimit:
                 return await reject("invalid_request", "bad Content-Length")
         chunks: list[bytes] = []
         size = 0
+        deadline = asyncio.get_running_loop().time() + self.read_timeout
         while True:
-            message = await receive()
+            remaining = deadline - asyncio.get_running_loop().time()
+            try:
+                if remaining <= 0:
+                    raise asyncio.TimeoutError
+                message = await asyncio.wait_for(receive(), remaining)
+            except asyncio.TimeoutError:
+                return await reject("request_timeout", f"the body did not arrive within "
+                                    f"{self.read_timeout:g} s (shorter than its Content-Length?)")
             if message["type"] == "http.disconnect":
                 return None
             body = message.get("body", b"")
@@ -283,6 +346,8 @@ class BodyLimit:
             if not message.get("more_body"):
                 break
         data = b"".join(chunks)
+        if json_depth_over(data, self.max_depth):
+            return await reject("json_too_deep", f"the body nests deeper than {self.max_depth} levels")
         if data.strip():
             try:
                 json.loads(data)
@@ -346,6 +411,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
         if service is not None and request.url.path in ("/v1/answer", "/v1/retrieve"):
             if state is None:
                 state = RequestState(request.url.path.rsplit("/", 1)[-1], trace_id, utcnow())
+                state.owner = caller(request.scope)
                 state.mark("received")
             state.error = {"code": code, "message": message}
             state.mark("failed")
@@ -392,9 +458,10 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
     # -- routes ----------------------------------------------------------------------------------
 
     errors = {s: {"model": M.ErrorResponse, "description": d} for s, d in (
-        (400, "invalid_json"), (404, "release_not_found, knowledge_base_not_found, unknown_adapter"),
-        (413, "payload_too_large"), (415, "unsupported_media_type"),
-        (422, "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter"),
+        (400, "invalid_json"), (401, "unauthorized (only when the server has API keys)"),
+        (404, "release_not_found, knowledge_base_not_found, unknown_adapter, session_not_found"),
+        (408, "request_timeout"), (413, "payload_too_large"), (415, "unsupported_media_type"),
+        (422, errors_422),
         (500, "internal_error"), (502, "provider_* / adapter_error"),
         (503, "provider_unavailable, channel_unavailable, credential_missing, release_unavailable"),
         (504, "provider_timeout"))}
@@ -438,13 +505,15 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
         return await asyncio.to_thread(read)
 
     @app.get("/v1/traces/{trace_id}", response_model=M.TraceResponse, tags=["traces"],
-             responses={404: {"model": M.ErrorResponse, "description": "trace_not_found"}})
+             responses={401: {"model": M.ErrorResponse, "description": "unauthorized"},
+                        404: {"model": M.ErrorResponse, "description": "trace_not_found"}})
     async def trace(request: Request, trace_id: str) -> Any:
         service = svc(request)
-        t = await asyncio.to_thread(service.store.get_trace, trace_id)
-        if t is None:
+        t = await asyncio.to_thread(service.store.get_trace, trace_id)  # expired → None
+        # Another key's trace is "not found" too: its existence is not confirmed.
+        if t is None or not same_owner(t.owner, caller(request.scope)):
             return error_response("trace_not_found", f"no trace {trace_id!r}", trace_id)
-        return Response(_dumps(t.to_dict()).encode(), media_type="application/json")
+        return Response(_dumps(public_trace(t)).encode(), media_type="application/json")
 
     sse_doc = {"content": {SSE_MEDIA: {"schema": {**SSE_EVENT_SCHEMA, "description": (
         "Server-sent events: metadata, then evidence / tool_call / tool_result / permission / "
@@ -456,6 +525,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
     async def retrieve(request: Request, body: M.RetrieveRequest) -> Any:
         service = svc(request)
         state = RequestState("retrieve", new_trace_id(), utcnow())
+        state.owner = caller(request.scope)
         state.mark("received")
         try:
             p = await prepare(service, body, state, answer=False)
@@ -477,6 +547,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
     async def answer(request: Request, body: M.AnswerRequest) -> Any:
         service = svc(request)
         state = RequestState("answer", new_trace_id(), utcnow())
+        state.owner = caller(request.scope)
         state.mark("received")
         try:
             p = await prepare(service, body, state, answer=True)
@@ -509,8 +580,26 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
 
     mcp_lifespan = mount_mcp(app, lambda: holder["service"], mode=settings.mode_ceiling)
     mount_web(app)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, max_depth=settings.max_json_depth,
+                       read_timeout=settings.body_read_timeout_s)
+    app.add_middleware(ApiKeyAuth, keys=settings.api_keys)  # outermost: before any body is read
     return app
+
+
+def _without_session_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_session_ids(v) for k, v in value.items() if k != "session_id"}
+    if isinstance(value, list):
+        return [_without_session_ids(v) for v in value]
+    return value
+
+
+def public_trace(t: Trace) -> dict[str, Any]:
+    """A stored trace as the API shows it: no session id anywhere (a session id is a bearer
+    credential for the citizen's consents and place) and no key fingerprint."""
+    d = t.to_dict()
+    d.pop("owner", None)
+    return _without_session_ids(d)
 
 
 async def _purge_loop(service: Service) -> None:
@@ -547,7 +636,8 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
     return doc
 
 
-errors_422 = "invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter"
+errors_422 = ("invalid_request, empty_query, query_too_long, unknown_filter, invalid_filter, "
+              "json_too_deep")
 
 
 def openapi_bytes(app: Any) -> bytes:

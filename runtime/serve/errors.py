@@ -25,7 +25,13 @@ CODES: dict[str, tuple[int, str]] = {
     "unknown_adapter": (404, "a consent names an adapter the release does not have"),
     "knowledge_base_not_found": (404, "this server does not serve that project / knowledge base"),
     "release_not_found": (404, "no such release alias or release id (never a fallback)"),
-    "trace_not_found": (404, "no such trace (never stored, expired and purged, or traces are off)"),
+    "trace_not_found": (404, "no such trace (never stored, expired, created with another API key, "
+                        "or traces are off)"),
+    "session_not_found": (404, "no such session: ids are issued by the server on the first turn "
+                          "(send no session_id to start one); never adopted from a client"),
+    "unauthorized": (401, "this server needs Authorization: Bearer <API key> on /v1 routes"),
+    "json_too_deep": (422, "the body nests arrays/objects deeper than the limit"),
+    "request_timeout": (408, "the body did not arrive in time (shorter than its Content-Length?)"),
     "not_found": (404, "no such route"),
     "method_not_allowed": (405, "the route exists but not with this method"),
     "release_unavailable": (503, "the release is recorded but its bundle cannot be loaded"),

@@ -71,7 +71,10 @@ class RetrieveRequest(BaseModel):
                                   "(above the release's max_top_k: clamped)")
     filters: Filters | None = None
     stream: bool = False
-    session_id: str | None = Field(None, pattern=_ID)
+    session_id: str | None = Field(None, pattern=_ID, description=(
+        "omit on the first turn: the server issues one (answer: `session_id` in the JSON response "
+        "and in the SSE `metadata` event); send it back to continue. An id the server did not issue "
+        "(or issued to another API key) → 404 session_not_found"))
 
 
 class AnswerRequest(RetrieveRequest):

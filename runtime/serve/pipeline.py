@@ -65,6 +65,7 @@ class RequestState:
     release_alias: str | None = None
     query: str | None = None
     session_id: str | None = None
+    owner: str | None = None  # the caller's API key fingerprint (auth.py), None with keys off
     rerank: dict[str, Any] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     error: dict[str, Any] | None = None
@@ -205,16 +206,29 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
         raise ApiError(exc.code, exc.message) from None
     state.query = query
     prepared = Prepared(state, loaded, query, top_k, filters)
+    if req.session_id is not None:
+        await check_session(service, req.session_id, state.owner)
     if answer:
         unknown = [a for a in req.consents if a not in loaded.catalog.adapters]
         if unknown:
             raise ApiError("unknown_adapter", f"consent for unknown adapter(s): {', '.join(unknown)}")
         prepared.planner = service.planner_for(req.generation)
         mode = "mock" if service.settings.mode_ceiling == "mock" else req.mode
-        prepared.turn = TurnRequest(query, session_id=req.session_id, mode=mode,
+        # The first turn gets a new server-issued id, only once nothing else can refuse it.
+        session_id = req.session_id or await asyncio.to_thread(service.store.issue_session, state.owner)
+        state.session_id = session_id
+        prepared.turn = TurnRequest(query, session_id=session_id, mode=mode,
                                     consents=tuple(req.consents), top_k=top_k, filters=filters,
                                     trace_id=state.trace_id, policy=req.policy)
     return prepared
+
+
+async def check_session(service: Any, session_id: str, owner: str | None) -> None:
+    """Only an id this server issued (to the same API key) continues a session: a client-chosen or
+    guessed id is refused, never adopted — it would share another citizen's consents and place."""
+    if not await asyncio.to_thread(service.store.issued_session, session_id, owner):
+        raise ApiError("session_not_found", "no such session (session ids are issued by the server "
+                       "on the first turn: send no session_id to start one)")
 
 
 # -- retrieve --------------------------------------------------------------------------------------
@@ -295,6 +309,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
         # metadata goes out before the turn starts: the first event never waits for retrieval
         yield ev("metadata", {"trace_id": state.trace_id,
                               "release": {"id": state.release_id, "alias": state.release_alias},
+                              "session_id": p.turn.session_id,
                               "language": detect_language(p.query), "planner": p.planner.name,
                               "mode": p.turn.mode})
         task = asyncio.create_task(drive())

@@ -84,7 +84,7 @@ def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
         session_id=trace.session_id, stop_reason=trace.stop_reason, state=trace.state,
         states=list(trace.states), timings=dict(trace.timings), request_text=req, answer_text=ans,
         text_policy=mode, events=events, calls=list(calls), meta=dict(meta),
-        updated_at=trace.updated_at,
+        updated_at=trace.updated_at, owner=trace.owner,
     )
 
 
@@ -194,10 +194,11 @@ class Store(ABC):
     def add_events(self, trace_id: str, events: Iterable[Any]) -> int: ...
 
     @abstractmethod
-    def get_trace(self, trace_id: str) -> Trace | None: ...
+    def get_trace(self, trace_id: str, *, include_expired: bool = False) -> Trace | None: ...
 
     @abstractmethod
-    def list_traces(self, *, limit: int = 20, session_id: str | None = None) -> list[Trace]: ...
+    def list_traces(self, *, limit: int = 20, session_id: str | None = None,
+                    include_expired: bool = False) -> list[Trace]: ...
 
     @abstractmethod
     def purge_expired(self, now: datetime | None = None) -> int: ...
@@ -348,6 +349,23 @@ class SQLStore(Store):
                  self._json_in(session.slots), int(session.turns), dialogue, expires),
             )
         return self._session(rows[0])
+
+    # ---- sessions the server issued (HTTP): 192 random bits, bound to the API key that asked
+    def issue_session(self, owner: str | None, now: datetime | None = None) -> str:
+        session_id = secrets.token_urlsafe(24)
+        with self.tx() as tx:
+            tx.q("INSERT INTO server_sessions (session_id, issued_at, owner) VALUES (?, ?, ?)",
+                 (session_id, self._ts_in(as_utc(now or utcnow())), owner))
+        return session_id
+
+    def issued_session(self, session_id: str, owner: str | None) -> bool:
+        """True only for an id this server issued, asked for with the same API key (or, with keys
+        off, one issued while keys were off)."""
+        with self.tx(write=False) as tx:
+            rows = tx.q("SELECT owner FROM server_sessions WHERE session_id = ?", (session_id,))
+        if not rows:
+            return False
+        return hmac.compare_digest(rows[0]["owner"] or "", owner or "")
 
     # ---- consents
     def _consent(self, row: dict[str, Any]) -> ConsentRecord:
@@ -632,7 +650,7 @@ class SQLStore(Store):
             request_text=row["request_text"], answer_text=row["answer_text"],
             text_policy=row["text_policy"], events=events or [],
             calls=self._json_out(row["calls"]), meta=self._json_out(row["meta"]),
-            updated_at=self._ts_out(row["updated_at"]),
+            updated_at=self._ts_out(row["updated_at"]), owner=row.get("owner"),
         )
 
     def _insert_events(self, tx: Tx, trace_id: str, events: list[dict[str, Any]]) -> None:
@@ -664,21 +682,22 @@ class SQLStore(Store):
             tx.q(
                 "INSERT INTO traces (trace_id, created_at, updated_at, expires_at, release_id, "
                 "release_alias, session_id, stop_reason, state, states, timings, request_text, "
-                "answer_text, text_policy, calls, meta) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "answer_text, text_policy, calls, meta, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (trace_id) DO UPDATE SET updated_at = excluded.updated_at, "
                 "expires_at = excluded.expires_at, release_id = excluded.release_id, "
                 "release_alias = excluded.release_alias, session_id = excluded.session_id, "
                 "stop_reason = excluded.stop_reason, state = excluded.state, "
                 "states = excluded.states, timings = excluded.timings, "
                 "request_text = excluded.request_text, answer_text = excluded.answer_text, "
-                "text_policy = excluded.text_policy, calls = excluded.calls, meta = excluded.meta",
+                "text_policy = excluded.text_policy, calls = excluded.calls, meta = excluded.meta, "
+                "owner = excluded.owner",
                 (stored.trace_id, self._ts_in(stored.created_at), self._ts_in(stored.updated_at),
                  self._ts_in(stored.expires_at), stored.release_id, stored.release_alias,
                  stored.session_id, stored.stop_reason, stored.state,
                  self._json_in(stored.states), self._json_in(stored.timings),
                  stored.request_text, stored.answer_text, stored.text_policy,
-                 self._json_in(stored.calls), self._json_in(stored.meta)),
+                 self._json_in(stored.calls), self._json_in(stored.meta), stored.owner),
             )
             tx.q("DELETE FROM trace_events WHERE trace_id = ?", (stored.trace_id,))
             self._insert_events(tx, stored.trace_id, stored.events)
@@ -711,9 +730,14 @@ class SQLStore(Store):
             self._insert_events(tx, trace_id, shell.events)
         return len(shell.events)
 
-    def get_trace(self, trace_id: str) -> Trace | None:
+    def get_trace(self, trace_id: str, *, include_expired: bool = False) -> Trace | None:
+        """None when there is no such trace — or it has expired, even before the purge."""
         with self.tx(write=False) as tx:
-            rows = tx.q("SELECT * FROM traces WHERE trace_id = ?", (trace_id,))
+            if include_expired:
+                rows = tx.q("SELECT * FROM traces WHERE trace_id = ?", (trace_id,))
+            else:
+                rows = tx.q("SELECT * FROM traces WHERE trace_id = ? AND expires_at > ?",
+                            (trace_id, self._ts_in(utcnow())))
             if not rows:
                 return None
             ev = tx.q("SELECT seq, type, stage, t_ms, data FROM trace_events WHERE trace_id = ? "
@@ -722,16 +746,20 @@ class SQLStore(Store):
                    "data": self._json_out(e["data"])} for e in ev]
         return self._trace(rows[0], events)
 
-    def list_traces(self, *, limit: int = 20, session_id: str | None = None) -> list[Trace]:
-        """Newest first, without events."""
+    def list_traces(self, *, limit: int = 20, session_id: str | None = None,
+                    include_expired: bool = False) -> list[Trace]:
+        """Newest first, without events; expired ones only when asked for (before the purge)."""
+        where, params = [], []
+        if session_id is not None:
+            where.append("session_id = ?")
+            params.append(session_id)
+        if not include_expired:
+            where.append("expires_at > ?")
+            params.append(self._ts_in(utcnow()))
+        sql = ("SELECT * FROM traces " + ("WHERE " + " AND ".join(where) + " " if where else "")
+               + "ORDER BY created_at DESC, trace_id DESC LIMIT ?")
         with self.tx(write=False) as tx:
-            if session_id is None:
-                rows = tx.q("SELECT * FROM traces ORDER BY created_at DESC, trace_id DESC LIMIT ?",
-                            (int(limit),))
-            else:
-                rows = tx.q("SELECT * FROM traces WHERE session_id = ? "
-                            "ORDER BY created_at DESC, trace_id DESC LIMIT ?",
-                            (session_id, int(limit)))
+            rows = tx.q(sql, (*params, int(limit)))
         return [self._trace(r, None) for r in rows]
 
     def purge_expired(self, now: datetime | None = None) -> int:

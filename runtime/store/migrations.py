@@ -163,6 +163,20 @@ _M004 = [
 MIGRATIONS.append(
     Migration("m004_session_dialogue", sqlite=tuple(s for s, _ in _M004), postgresql=tuple(p for _, p in _M004)))
 
+# Over HTTP the server issues session ids (a client-chosen id is never adopted), each bound to the
+# API key that started it; a trace remembers the key that created it. Only key fingerprints are
+# stored (runtime/serve/auth.py), never keys.
+_M005 = [
+    _both("""CREATE TABLE server_sessions (
+        session_id TEXT PRIMARY KEY,
+        issued_at {ts} NOT NULL,
+        owner TEXT
+    )"""),
+    _both("ALTER TABLE traces ADD COLUMN owner TEXT"),
+]
+MIGRATIONS.append(Migration("m005_server_sessions_and_trace_owner",
+                            sqlite=tuple(s for s, _ in _M005), postgresql=tuple(p for _, p in _M005)))
+
 # Key of the PostgreSQL advisory lock that serializes migrations across processes.
 MIGRATION_LOCK_KEY = 0x756D6D6179610001  # "ummaya" + 1
 # Key of the advisory lock that serializes appends to the consent hash chain.

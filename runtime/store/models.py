@@ -91,8 +91,11 @@ class RetentionPolicy:
         env = dict(os.environ if env is None else env)
         enabled = env.get("UMMAYA_TRACES", "on").strip().lower() not in ("0", "off", "false", "no")
         raw = env.get("UMMAYA_TRACE_RAW_TEXT", "redacted").strip().lower()
-        ttl = float(env.get("UMMAYA_TRACE_TTL_DAYS", "30"))
-        return cls(traces_enabled=enabled, raw_text=raw, ttl_days=ttl)  # type: ignore[arg-type]
+        try:
+            ttl = float(env.get("UMMAYA_TRACE_TTL_DAYS", "30"))
+            return cls(traces_enabled=enabled, raw_text=raw, ttl_days=ttl)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise ValueError(f"UMMAYA_TRACE_TTL_DAYS / UMMAYA_TRACE_RAW_TEXT: {exc}") from None
 
 
 @dataclass
@@ -204,6 +207,7 @@ class Trace:
     calls: list[dict[str, Any]] = field(default_factory=list)  # calls summary
     meta: dict[str, Any] = field(default_factory=dict)  # anything else (candidates, usage, …)
     updated_at: datetime | None = None
+    owner: str | None = None  # fingerprint of the API key that created it (never the key)
 
     def to_dict(self, *, events: bool = True) -> dict[str, Any]:
         d = asdict(self)

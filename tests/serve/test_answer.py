@@ -114,9 +114,9 @@ def test_s05_sse_contract_and_parity_per_primitive(api: Any, generated: Path, pr
     if primitive not in catalog_primitives(generated):
         pytest.skip(f"the catalog has no {primitive} adapter")
     q = primitive_queries(api, generated)[primitive]
-    body = {"query": q, "mode": "mock", "session_id": f"parity-{primitive}"}
-    j = api.post("/v1/answer", json={**body, "session_id": f"parity-json-{primitive}"}).json()
-    status, ctype, events = _stream(api, {**body, "session_id": f"parity-sse-{primitive}"})
+    body = {"query": q, "mode": "mock"}  # each a first turn: the server issues the session ids
+    j = api.post("/v1/answer", json=body).json()
+    status, ctype, events = _stream(api, body)
     assert status == 200 and ctype.startswith("text/event-stream")
     check_sse_contract(events)
     assert events[-1]["event"] == "completed"
@@ -165,12 +165,13 @@ def test_unknown_trace_is_404_in_the_one_shape(api: Any) -> None:
 
 
 def test_session_carries_location_between_answers(api: Any, generated: Path) -> None:
-    first = api.post("/v1/answer", json={"query": "동아대 승학캠퍼스 근처 약국 어디 있어?", "mode": "mock",
-                                         "session_id": "carry-1"}).json()
+    first = api.post("/v1/answer", json={"query": "동아대 승학캠퍼스 근처 약국 어디 있어?",
+                                         "mode": "mock"}).json()
     assert first["stop_reason"] == "completed"
+    sid = first["session_id"]  # issued by the server on the first turn
     second = api.post("/v1/answer", json={"query": "거기 근처 약국 다시 알려줘", "mode": "mock",
-                                          "session_id": "carry-1"}).json()
-    assert second["session_id"] == "carry-1"
+                                          "session_id": sid}).json()
+    assert second["session_id"] == sid
     # the location was reused, not looked up again
     assert "kakao_keyword_search" not in [c["adapter_id"] for c in second["calls"]]
 

@@ -46,7 +46,7 @@ CASES: list[tuple[str, Any, int, str]] = [
     ("filters not an object", {"query": OK, "filters": ["primitive"]}, 422, "invalid_request"),
 ]
 ANSWER_ONLY: list[tuple[str, Any, int, str]] = [
-    ("consent for unknown adapter", {"query": OK, "consents": ["no_such_adapter"], "session_id": "bad-1"}, 404, "unknown_adapter"),
+    ("consent for unknown adapter", {"query": OK, "consents": ["no_such_adapter"]}, 404, "unknown_adapter"),
     ("consent not an adapter id", {"query": OK, "consents": ["../x"]}, 422, "invalid_request"),
     ("unknown planner", {"query": OK, "generation": {"planner": "gpt"}}, 422, "invalid_request"),
     ("session id with odd characters", {"query": OK, "session_id": "a b/c"}, 422, "invalid_request"),
@@ -126,13 +126,15 @@ def test_size_limit_and_media_type(api: Any) -> None:
 
 
 def test_nothing_half_written(api: Any, generated: Path, sqlite_url: str) -> None:
-    r = api.post("/v1/answer", json={"query": OK, "session_id": "half-1", "consents": ["no_such_adapter"]})
+    r = api.post("/v1/answer", json={"query": OK, "consents": ["no_such_adapter"]})
     assert r.status_code == 404
-    r = api.post("/v1/answer", json={"query": "", "session_id": "half-1"})
+    r = api.post("/v1/answer", json={"query": ""})
     assert r.status_code == 422
     with open_store(sqlite_url) as store:
-        assert store.get_session("half-1") is None
-        assert store.list_consents("half-1") == []
+        with store.tx(write=False) as tx:  # refused requests are issued no session
+            assert tx.q("SELECT count(*) AS n FROM server_sessions")[0]["n"] == 0
+            assert tx.q("SELECT count(*) AS n FROM sessions")[0]["n"] == 0
+        assert store.list_consents() == []
         t = store.get_trace(r.json()["error"]["trace_id"])
         assert t is not None and t.state == "failed" and t.meta["error"]["code"] == "empty_query"
     assert api.get("/healthz").status_code == 200

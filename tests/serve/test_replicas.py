@@ -25,15 +25,17 @@ def test_two_replicas_share_consents_traces_and_releases(live_server: Any, pg_ur
     b = live_server(pg_url)
     adapter, query = gated_query(generated)
     ask = lambda srv, session, consents=(): httpx.post(  # noqa: E731
-        srv.url + "/v1/answer", json={"query": query, "mode": "mock", "session_id": session,
-                                      "consents": list(consents)}, timeout=30).json()
-    before = ask(b, "replica-s1")
+        srv.url + "/v1/answer", json={"query": query, "mode": "mock", "consents": list(consents),
+                                      **({"session_id": session} if session else {})},
+        timeout=30).json()
+    before = ask(b, None)  # replica B issues the session …
     assert before["stop_reason"] == "consent_required", before
-    granted = ask(a, "replica-s1", [adapter])  # the citizen consents through replica A
+    s1 = before["session_id"]
+    granted = ask(a, s1, [adapter])  # … replica A accepts it; the citizen consents through A
     assert granted["stop_reason"] != "consent_required", granted
-    honoured = ask(b, "replica-s1")  # replica B sees the consent A recorded
+    honoured = ask(b, s1)  # replica B sees the consent A recorded
     assert honoured["stop_reason"] != "consent_required", honoured
-    other = ask(b, "replica-s2")  # and only for that session
+    other = ask(b, None)  # and only for that session
     assert other["stop_reason"] == "consent_required"
     # traces written by one are read by the other
     for srv, trace_id in ((a, before["trace_id"]), (b, granted["trace_id"])):

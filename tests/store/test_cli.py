@@ -80,7 +80,9 @@ def test_trace_list_show_and_purge(store, db_url: str) -> None:
 
     r = run("trace", "list", "--db", db_url, "--json")
     listed = json.loads(r.output)["traces"]
-    assert [t["trace_id"] for t in listed] == [new.trace_id, old.trace_id]
+    assert [t["trace_id"] for t in listed] == [new.trace_id]  # the expired one is unreadable
+    r = run("trace", "show", old.trace_id, "--db", db_url, "--json")
+    assert r.exit_code == 1 and json.loads(r.output)["error"]["code"] == "trace_not_found"
     assert all(t["expires_at"] for t in listed) and "events" not in listed[0]
     assert len(json.loads(run("trace", "list", "--limit", "1", "--json", "--db", db_url).output)["traces"]) == 1
     r = run("trace", "list", "--db", db_url)

@@ -366,21 +366,24 @@ def test_trace_expiry_always_set_and_purge_only_expired(store, raw) -> None:
                             RetentionPolicy(ttl_days=1 / 24))
     explicit = store.put_trace(_trace(expires_at=now + timedelta(days=365)))
     for t in (old, fresh, short, explicit):
-        assert store.get_trace(t.trace_id).expires_at is not None
-    assert store.get_trace(old.trace_id).expires_at == old.created_at + timedelta(days=30)
+        assert store.get_trace(t.trace_id, include_expired=True).expires_at is not None
+    assert store.get_trace(old.trace_id, include_expired=True).expires_at == old.created_at + timedelta(days=30)
     assert raw("SELECT count(*) FROM traces WHERE expires_at IS NULL")[0][0] == 0
-    listed = {t.trace_id: t for t in store.list_traces()}
+    listed = {t.trace_id: t for t in store.list_traces(include_expired=True)}
     assert all(t.expires_at for t in listed.values()) and len(listed) == 4
+    # Expired means unreadable at once, before any purge (issue 11 item 8).
+    assert store.get_trace(old.trace_id) is None and store.get_trace(short.trace_id) is None
+    assert {t.trace_id for t in store.list_traces()} == {fresh.trace_id, explicit.trace_id}
 
     assert store.purge_expired(now) == 2  # old and short
-    left = {t.trace_id for t in store.list_traces()}
+    left = {t.trace_id for t in store.list_traces(include_expired=True)}
     assert left == {fresh.trace_id, explicit.trace_id}
     assert store.get_trace(old.trace_id) is None
     ids = {r[0] for r in raw("SELECT DISTINCT trace_id FROM trace_events")}
     assert ids == left  # events went with their traces
     assert store.purge_expired(now) == 0
     assert store.purge_expired(now + timedelta(days=2)) == 1  # fresh expires next
-    assert {t.trace_id for t in store.list_traces()} == {explicit.trace_id}
+    assert {t.trace_id for t in store.list_traces(include_expired=True)} == {explicit.trace_id}
 
 
 def test_trace_state_timeline(store) -> None:

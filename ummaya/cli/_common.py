@@ -10,7 +10,7 @@ import click
 
 root_option = click.option(
     "--root",
-    type=click.Path(file_okay=False, path_type=str),
+    type=click.Path(exists=True, file_okay=False, path_type=str),
     default=None,
     help="Project folder (default: the nearest folder upwards holding registry/).",
 )
@@ -100,3 +100,19 @@ def open_db(db: str | None, **kw: Any) -> Any:
     except Exception as exc:  # noqa: BLE001 - every cause ends the same clean way
         where = f"--db {db}" if db else "the database (UMMAYA_DATABASE_URL or UMMAYA_HOME)"
         fail(f"error [store_unavailable]: cannot open {where}: {exc}", 2)
+
+
+class RecordId(click.ParamType):
+    """A trace or consent id given on the command line: printable, valid UTF-8, at most 128."""
+
+    name = "id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail("is not valid UTF-8 (invalid bytes)", param, ctx)
+        if not text or len(text) > 128 or any(not ch.isprintable() or ch.isspace() for ch in text):
+            self.fail("is not an id (1–128 printable characters, no spaces)", param, ctx)
+        return text

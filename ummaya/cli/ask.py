@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ._common import emit_json
+from ._common import DatabaseURL, SessionName, emit_json, open_db
 
 MODES = click.Choice(["auto", "live", "mock"])
 
@@ -16,13 +16,13 @@ MODES = click.Choice(["auto", "live", "mock"])
 @click.argument("query")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (trace_id, stop_reason, answer, calls, …).")
 @click.option("--mode", type=MODES, default="auto", show_default=True, help="auto: Live where credentials exist, Mock otherwise (labelled).")
-@click.option("--session", "session_id", default=None, help="Carry resolved slots (e.g. a location) across turns.")
+@click.option("--session", "session_id", default=None, type=SessionName(), help="A local session name: carry resolved slots (e.g. a location) and consents across turns.")
 @click.option("--consent", "consents", multiple=True, metavar="ADAPTER_ID", help="Grant consent for this adapter up front (recorded, hash-chained).")
 @click.option("--policy", type=click.Choice(["default", "lookup_only"]), default=None, help="Session policy mode: lookup_only never goes on into a protected check or submission (default: the session's current mode, else default).")
 @click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True, help="offline: embedded, deterministic; openai: an OpenAI-compatible server (K-EXAONE by default).")
 @click.option("--top-k", type=click.IntRange(1, 20), default=5, show_default=True)
-@click.option("--db", default=None, help="Store URL (sqlite:///path or postgresql://…); default: UMMAYA_DATABASE_URL or ~/.ummaya.")
-@click.option("--root", type=click.Path(file_okay=False), default=None, help="Project folder whose generated/ to load.")
+@click.option("--db", default=None, type=DatabaseURL(), help="Store URL (sqlite:///path or postgresql://…); default: UMMAYA_DATABASE_URL or ~/.ummaya.")
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=None, help="Project folder whose generated/ to load.")
 def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: tuple[str, ...],
         policy: str | None, planner: str, top_k: int, db: str | None, root: str | None) -> None:
     """Ask for a public-service outcome, e.g. ummaya ask "동아대 승학캠퍼스 근처 응급실 알려줘"."""
@@ -31,13 +31,12 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.context import RequestError
     from ummaya.runtime.plan.base import ProviderError
-    from ummaya.runtime.store import open_store
     from ummaya.runtime.turn import TurnRequest
 
     if query == "-":
         query = sys.stdin.read()
     try:
-        engine = build_engine(generated_dir(root), planner=planner, store=open_store(db))  # type: ignore[arg-type]
+        engine = build_engine(generated_dir(root), planner=planner, store=open_db(db))  # type: ignore[arg-type]
         unknown = [c for c in consents if c not in engine.catalog.adapters]
         if unknown:
             raise click.BadParameter(f"unknown adapter id(s): {', '.join(unknown)}", param_hint="--consent")

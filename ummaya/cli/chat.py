@@ -8,16 +8,18 @@ import uuid
 
 import click
 
+from ._common import DatabaseURL, SessionName, fail, open_db
+
 BADGE_STYLE = {"live": "bold green", "mock": "bold yellow", "handoff": "bold cyan"}
 
 
 @click.command()
 @click.option("--mode", type=click.Choice(["auto", "live", "mock"]), default="auto", show_default=True)
 @click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True)
-@click.option("--session", "session_id", default=None, help="Resume a session (default: a new one).")
+@click.option("--session", "session_id", default=None, type=SessionName(), help="Resume a local session (default: a new one).")
 @click.option("--policy", type=click.Choice(["default", "lookup_only"]), default=None, help="Session policy mode (lookup_only: public look-ups only; never a protected check or submission).")
-@click.option("--db", default=None, help="Store URL (default: UMMAYA_DATABASE_URL or ~/.ummaya).")
-@click.option("--root", type=click.Path(file_okay=False), default=None)
+@click.option("--db", default=None, type=DatabaseURL(), help="Store URL (default: UMMAYA_DATABASE_URL or ~/.ummaya).")
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=None)
 def chat(mode: str, planner: str, session_id: str | None, policy: str | None, db: str | None, root: str | None) -> None:
     """Talk to UMMAYA; empty line or Ctrl-D to quit."""
     from rich.console import Console
@@ -26,10 +28,13 @@ def chat(mode: str, planner: str, session_id: str | None, policy: str | None, db
     from ummaya.paths import generated_dir
     from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.context import RequestError
-    from ummaya.runtime.store import open_store
+    from ummaya.runtime.catalog import CatalogError
 
     console = Console()
-    engine = build_engine(generated_dir(root), planner=planner, store=open_store(db))  # type: ignore[arg-type]
+    try:
+        engine = build_engine(generated_dir(root), planner=planner, store=open_db(db))  # type: ignore[arg-type]
+    except CatalogError as exc:
+        fail(f"error [catalog_missing]: {exc}", 2)
     session_id = session_id or f"chat-{uuid.uuid4().hex[:12]}"
     console.print(f"[dim]UMMAYA · session {session_id} · release {engine.catalog.release_id[:12]} · planner {planner}"
                   + (f" · policy {policy}" if policy else "") + "[/dim]")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import SessionName, db_option_for, emit_json, fail, open_db
+from ._common import RecordId, SessionName, db_option_for, emit_json, fail, open_db
 
 db_option = db_option_for()
 
@@ -50,7 +50,7 @@ def list_cmd(session_id: str | None, show_all: bool, as_json: bool, db: str | No
 
 
 @consent.command("revoke")
-@click.argument("consent_id", required=False)
+@click.argument("consent_id", required=False, type=RecordId())
 @click.option("--adapter", "adapter_id", default=None, help="With --session: revoke this adapter's active consents.")
 @click.option("--session", "session_id", default=None, type=SessionName(standing=True),
               help="With --adapter ('*' = a standing consent).")
@@ -102,7 +102,7 @@ def verify(as_json: bool, db: str | None) -> None:
 @click.option("--session", "session_id", required=True, type=SessionName(standing=True),
               help="The session the consent is for: a local name, a server-issued id, or '*' "
                    "(a standing consent for every session).")
-@click.option("--root", type=click.Path(file_okay=False), default=None,
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Project folder whose generated/ names the adapter and its consent notice.")
 @click.option("--json", "as_json", is_flag=True, help="Print the recorded grant as one JSON object.")
 @db_option

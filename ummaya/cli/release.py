@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json, fail
+from ._common import DatabaseURL, emit_json, fail, open_db
 
 FILTERS = click.Choice(["primitive", "tier", "domain", "agency"])
 
 
 def _store(db: str | None):  # noqa: ANN202
-    from ummaya.runtime.store import open_store
-
-    return open_store(db)
+    return open_db(db)
 
 
 @click.group()
@@ -29,8 +27,8 @@ def release() -> None:
 
 
 @release.command()
-@click.option("--db", default=None, help="Store URL; default: UMMAYA_DATABASE_URL or ~/.ummaya.")
-@click.option("--root", type=click.Path(file_okay=False), default=None, help="Project folder whose generated/ to publish.")
+@click.option("--db", default=None, type=DatabaseURL(), help="Store URL; default: UMMAYA_DATABASE_URL or ~/.ummaya.")
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=None, help="Project folder whose generated/ to publish.")
 @click.option("--analyzer", type=click.Choice(["ngram", "kiwi"]), default="ngram", show_default=True, help="Query analysis (ngram: Kiwi-free, fast cold start).")
 @click.option("--default-top-k", type=click.IntRange(1, 20), default=5, show_default=True)
 @click.option("--max-top-k", type=click.IntRange(1, 50), default=20, show_default=True)
@@ -69,7 +67,7 @@ def publish(db: str | None, root: str | None, analyzer: str, default_top_k: int,
 
 
 @release.command("list")
-@click.option("--db", default=None)
+@click.option("--db", default=None, type=DatabaseURL())
 @click.option("--json", "as_json", is_flag=True)
 def list_(db: str | None, as_json: bool) -> None:
     """List releases (oldest first) and the aliases pointing at them."""
@@ -90,7 +88,7 @@ def list_(db: str | None, as_json: bool) -> None:
 @release.command()
 @click.argument("alias")
 @click.argument("release_id")
-@click.option("--db", default=None)
+@click.option("--db", default=None, type=DatabaseURL())
 @click.option("--json", "as_json", is_flag=True)
 def promote(alias: str, release_id: str, db: str | None, as_json: bool) -> None:
     """Point ALIAS at RELEASE_ID (the release must exist)."""

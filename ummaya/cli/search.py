@@ -52,6 +52,11 @@ def _parse_filters(values: tuple[str, ...]) -> dict[str, list[str]]:
         if "=" not in v:
             raise click.BadParameter(f"'{v}' is not KEY=VALUE", param_hint="--filter")
         k, val = v.split("=", 1)
+        known = {"primitive": ("locate", "find", "check", "send"),
+                 "tier": ("live", "mock", "handoff")}.get(k.strip())
+        if known is not None and val.strip() not in known:
+            raise click.BadParameter(f"{k.strip()} must be one of {', '.join(known)}, not "
+                                     f"{val.strip()!r}", param_hint="--filter")
         out.setdefault(k.strip(), []).append(val.strip())
     return out
 

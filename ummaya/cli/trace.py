@@ -6,8 +6,8 @@ import json
 
 import click
 
-from ._common import emit_json, fail
-from .consent import db_option, open_db
+from ._common import RecordId, SessionName, emit_json, fail, open_db
+from .consent import db_option
 
 
 @click.group()
@@ -17,7 +17,7 @@ def trace() -> None:
 
 @trace.command("list")
 @click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
-@click.option("--session", "session_id", default=None, help="Only this session's traces.")
+@click.option("--session", "session_id", default=None, type=SessionName(), help="Only this session's traces.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: {\"traces\": [...]} (no events).")
 @db_option
 def list_cmd(limit: int, session_id: str | None, as_json: bool, db: str | None) -> None:
@@ -40,7 +40,7 @@ def list_cmd(limit: int, session_id: str | None, as_json: bool, db: str | None) 
 
 
 @trace.command("show")
-@click.argument("trace_id")
+@click.argument("trace_id", type=RecordId())
 @click.option("--json", "as_json", is_flag=True, help="The whole stored trace, events included.")
 @db_option
 def show(trace_id: str, as_json: bool, db: str | None) -> None:

@@ -1,0 +1,81 @@
+"""Optional API keys for the ``/v1`` routes, and what the server remembers of them.
+
+When ``UMMAYA_API_KEYS`` is set (comma-separated, each at least 16 printable ASCII characters),
+every ``/v1`` request needs ``Authorization: Bearer <key>``; anything else gets
+``401 unauthorized`` before the body is read. The request then carries the key's *fingerprint*
+(a SHA-256 of a constant and the key), which is all that is stored: as the owner of the sessions
+it starts and of the traces it creates. A trace is readable only with the key that created it, a
+session usable only with the key that started it. With no keys set, nothing is checked and the
+fingerprint is None.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+SCOPE_KEY = "ummaya.api_key_fp"  # where the ASGI scope carries the caller's key fingerprint
+MIN_KEY_CHARS = 16
+
+
+def fingerprint(key: str) -> str:
+    return hashlib.sha256(b"ummaya api key\0" + key.encode("utf-8")).hexdigest()[:32]
+
+
+def parse_keys(value: str | None) -> tuple[str, ...]:
+    """``UMMAYA_API_KEYS`` → keys; a key too short or not header-safe stops the server at start."""
+    if not value or not value.strip():
+        return ()
+    keys = tuple(k.strip() for k in value.split(",") if k.strip())
+    for i, k in enumerate(keys):
+        if len(k) < MIN_KEY_CHARS or not all(33 <= ord(c) <= 126 for c in k):
+            raise ValueError(f"UMMAYA_API_KEYS[{i}]: a key needs at least {MIN_KEY_CHARS} printable "
+                             "ASCII characters, no spaces")
+    return keys
+
+
+def caller(scope: dict[str, Any]) -> str | None:
+    return scope.get(SCOPE_KEY)
+
+
+def same_owner(owner: str | None, fp: str | None) -> bool:
+    return hmac.compare_digest(owner or "", fp or "")
+
+
+class ApiKeyAuth:
+    """Pure ASGI, outermost: refuses a ``/v1`` request without a valid bearer key (nothing is read,
+    parsed or traced for it) and records the caller's fingerprint in the scope."""
+
+    def __init__(self, app: Any, keys: tuple[str, ...]):
+        self.app = app
+        self.fingerprints = tuple(fingerprint(k) for k in keys)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not self.fingerprints:
+            return await self.app(scope, receive, send)
+        if not (scope.get("path") or "").startswith("/v1"):
+            return await self.app(scope, receive, send)
+        header = ""
+        for k, v in scope.get("headers", []):
+            if k.lower() == b"authorization":
+                header = v.decode("latin-1")
+                break
+        scheme, _, token = header.partition(" ")
+        fp = fingerprint(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        if fp is None or not any(hmac.compare_digest(fp, known) for known in self.fingerprints):
+            from ummaya.runtime.store.models import new_trace_id
+
+            from .app import error_response
+
+            why = "missing bearer key" if fp is None else "unknown key"
+            resp = error_response("unauthorized", f"this server needs an API key "
+                                  f"(Authorization: Bearer …): {why}", new_trace_id())
+            resp.headers["WWW-Authenticate"] = 'Bearer realm="ummaya"'
+            return await resp(scope, receive, send)
+        scope = dict(scope)
+        scope[SCOPE_KEY] = fp
+        await self.app(scope, receive, send)
+
+
+__all__ = ["ApiKeyAuth", "SCOPE_KEY", "caller", "fingerprint", "parse_keys", "same_owner"]
