@@ -13,6 +13,7 @@ Usage::
     with UpstreamServer() as srv:
         srv.route("/B552657/.../getEgytLcinfoInqire", Reply(body=data_go_kr_xml([{...}])))
         srv.route("/slow", Reply(body=b"{}", delay_s=1.0))
+        srv.route("/drip", Reply(body=b"{...}", drip_s=1.0))          # one byte a second
         srv.route("/flaky", [Reply(status=503), Reply(body=...)])   # a sequence; the last repeats
         srv.route("/echo", lambda seen: Reply(body=...))            # a function of the request
         ... Dispatcher(catalog, base_url_overrides={"my_adapter": srv.url}) ...
@@ -46,6 +47,8 @@ class Reply:
     content_type: str = JSON
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    # Write the body one byte every drip_s seconds (a slow-drip upstream); bounded by the body.
+    drip_s: float = 0.0
 
 
 @dataclass
@@ -175,7 +178,13 @@ class UpstreamServer:
             for k, v in reply.headers.items():
                 h.send_header(k, v)
             h.end_headers()
-            h.wfile.write(reply.body)
+            if reply.drip_s:
+                for i in range(len(reply.body)):
+                    h.wfile.write(reply.body[i : i + 1])
+                    h.wfile.flush()
+                    time.sleep(reply.drip_s)
+            else:
+                h.wfile.write(reply.body)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
             pass
 
@@ -398,3 +407,19 @@ ENTITY_BOMB = (
     )
     + b"]>\n<response><header><resultCode>00</resultCode><resultMsg>&lol9;</resultMsg></header></response>"
 )
+
+
+def standard_error_json(code: str, msg: str) -> bytes:
+    """The standard envelope carrying only a header (key errors, 99s) as JSON."""
+    return json.dumps(
+        {"response": {"header": {"resultCode": code, "resultMsg": msg}}}, ensure_ascii=False
+    ).encode()
+
+
+def standard_error_xml(code: str, msg: str) -> bytes:
+    """The standard envelope carrying only a header, as XML (e.g. resultCode 99 key errors)."""
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><response><header>'
+        f"<resultCode>{escape(code)}</resultCode><resultMsg>{escape(msg)}</resultMsg>"
+        "</header></response>"
+    ).encode()
