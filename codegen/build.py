@@ -371,6 +371,12 @@ def drift(root: Path, outputs: dict[str, bytes]) -> Drift:
 
 def write_outputs(root: Path, outputs: dict[str, bytes], hashes=None) -> None:
     """Write each output folder into a temp folder beside it, then swap it into place."""
+    for path in outputs:
+        # The build writes only under generated/ and llms/ (the loader already refuses a fixture
+        # name that would climb out; this is the last line, before anything touches the disk).
+        parts = path.split("/")
+        if parts[0] not in OUTPUT_DIRS or len(parts) < 2 or any(p in ("", ".", "..") for p in parts) or "\\" in path:
+            raise ValueError(f"refusing to write {path!r}: outside generated/ and llms/")
     for top in OUTPUT_DIRS:
         prefix = top + "/"
         target = root / top

@@ -49,11 +49,23 @@ def input_files(root: Path) -> list[str]:
 
 
 def hash_inputs(root: Path, hashes=None) -> dict[str, str]:
-    """``{root-relative path: sha256}``; ``hashes`` (emit_cache.FileHashes) skips unchanged files."""
+    """``{root-relative path: sha256}``; ``hashes`` (emit_cache.FileHashes) skips unchanged files.
+    A file the build must not read (a symlink out of registry/, a FIFO, a device, an oversized
+    file: containment.unreadable) is never opened; the loader reports it, located."""
+    from .containment import unreadable
+
     root = str(root)
-    if hashes is None:
-        return {rel: sha256(Path(root, rel).read_bytes()) for rel in input_files(root)}
-    return {rel: hashes.hash(os.path.join(root, rel)) for rel in input_files(root)}
+    registry = os.path.realpath(os.path.join(root, "registry"))
+    out = {}
+    for rel in input_files(root):
+        path = os.path.join(root, rel)
+        if unreadable(path, registry) is not None:
+            out[rel] = "unreadable"
+        elif hashes is None:
+            out[rel] = sha256(Path(path).read_bytes())
+        else:
+            out[rel] = hashes.hash(path)
+    return out
 
 
 def release_id(inputs: dict[str, str]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .containment import UnsafeFile, bad_relative_name, inside, read_regular, unreadable
 from .emit_cache import write_atomic
 from .manifest import Manifest, Profile
+from .safe_yaml import MAX_NODES, MAX_YAML_BYTES, YamlLimit, check_events, check_tree, node_bound
 
 PROFILES_DIR = "_profiles"
 SCENARIOS_DIR = "scenarios"
@@ -85,20 +88,22 @@ class Registry:
         return {m.id: m for m in self.manifests}
 
 
-def _index_lines(node: yaml.Node, prefix: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
-    out.setdefault(prefix, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = key_node.value
-            _index_lines(value_node, prefix + (key,), out)
-            # A key's own line wins over its value's (a nested mapping starts a line later).
-            out[prefix + (key,)] = key_node.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _index_lines(item, prefix + (i,), out)
+class _LocatedConstruction:
+    """PyYAML's constructors fail on some explicitly tagged values with bare Python errors
+    (``!!timestamp x`` AttributeError, ``!!int ''`` IndexError): each becomes a located error."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)  # type: ignore[misc]
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, AttributeError, IndexError, KeyError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read this {node.tag.rsplit(':', 1)[-1]} value ({type(exc).__name__})", node.start_mark
+            ) from None
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(_LocatedConstruction, yaml.SafeLoader):
     """SafeLoader that refuses duplicate keys instead of silently keeping the last one."""
 
 
@@ -106,6 +111,12 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a mapping key must be a plain value, not {type(key).__name__}", key_node.start_mark
+            ) from None
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None,
@@ -134,24 +145,41 @@ _UniqueKeyLoader.yaml_implicit_resolvers = {
 _CUniqueKeyLoader: type | None = None
 if getattr(yaml, "__with_libyaml__", False):
 
-    class _CUniqueKeyLoader(yaml.CSafeLoader):  # type: ignore[no-redef]
+    class _CUniqueKeyLoader(_LocatedConstruction, yaml.CSafeLoader):  # type: ignore[no-redef]
         pass
 
     _CUniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
     _CUniqueKeyLoader.yaml_implicit_resolvers = _UniqueKeyLoader.yaml_implicit_resolvers
 
 
-def _parse_fast(text: str) -> tuple[Any, Any] | None:
-    if _CUniqueKeyLoader is None:
-        return None
-    loader = _CUniqueKeyLoader(text)
-    try:
-        node = loader.get_single_node()
-        return node, (loader.construct_document(node) if node is not None else None)
-    except yaml.YAMLError:
-        return None
-    finally:
-        loader.dispose()
+# A document larger than this that libyaml refuses is reported with libyaml's own message: the
+# pure-Python re-parse (for the documented wording) would take seconds on a hostile megabyte.
+_REPARSE_LIMIT = 64 * 1024
+
+
+def _parse_text(text: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """Data and line index of one document, every limit in ``safe_yaml`` checked before the data
+    is built. The fast path composes with libyaml (which itself stops at 1,000 levels) and walks
+    the node graph once for limits and lines; a document libyaml refuses is re-parsed by the
+    pure-Python loader (messages and line marks stay the documented ones), which composes only
+    after the event stream passed the same limits."""
+    if _CUniqueKeyLoader is not None:
+        if node_bound(text) > MAX_NODES:
+            check_events(text, yaml.CSafeLoader)
+        loader = _CUniqueKeyLoader(text)
+        try:
+            node = loader.get_single_node()
+            lines = check_tree(node) if node is not None else {}
+            return (loader.construct_document(node) if node is not None else None), lines
+        except yaml.YAMLError:
+            if len(text) > _REPARSE_LIMIT:
+                raise
+        finally:
+            loader.dispose()
+    check_events(text)
+    node = yaml.compose(text, Loader=_UniqueKeyLoader)
+    lines = check_tree(node) if node is not None else {}
+    return yaml.load(text, Loader=_UniqueKeyLoader), lines
 
 
 class ParseCache:
@@ -186,32 +214,41 @@ class ParseCache:
         write_atomic(self._path(key), blob)
 
 
-def parse_yaml(path: Path, rel: str, cache: ParseCache | None = None) -> tuple[Located | None, list[Problem]]:
+def parse_yaml(
+    path: Path, rel: str, cache: ParseCache | None = None, *, within: Path | None = None
+) -> tuple[Located | None, list[Problem]]:
+    """One YAML file as a located document, or the problems that stop it — always ``rel:line``,
+    never an exception: the file must be a regular file of at most ``MAX_YAML_BYTES`` (resolving
+    inside ``within`` when given), and the document within every ``safe_yaml`` limit."""
+    if within is not None and not inside(path, within):
+        return None, [Problem(rel, 1, f"resolves outside registry/ ({os.path.realpath(path)})")]
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_YAML_BYTES)
+    except UnsafeFile as exc:
+        return None, [Problem(rel, 1, str(exc))]
+    try:
         text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [Problem(rel, 1, f"cannot read: {exc}")]
+    except UnicodeDecodeError as exc:
+        return None, [Problem(rel, raw[: exc.start].count(b"\n") + 1, f"not UTF-8: {exc.reason} at byte {exc.start}")]
     key = cache.key(raw) if cache is not None else ""
     if cache is not None and (hit := cache.get(key)) is not None:
         return Located(path, rel, hit[0], hit[1]), []
     try:
-        fast = _parse_fast(text)
-        if fast is not None:
-            node, data = fast
-        else:
-            node = yaml.compose(text, Loader=_UniqueKeyLoader)
-            data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data, lines = _parse_text(text)
+    except YamlLimit as exc:
+        return None, [Problem(rel, exc.line, f"YAML refused: {exc.message}")]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
         msg = " ".join(s for s in (exc.context, exc.problem) if s)
         return None, [Problem(rel, line, f"YAML syntax error: {msg}")]
+    except yaml.reader.ReaderError as exc:
+        return None, [Problem(rel, text[: exc.position].count("\n") + 1, f"YAML error: {exc.reason}")]
     except yaml.YAMLError as exc:
         return None, [Problem(rel, 1, f"YAML error: {exc}")]
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _index_lines(node, (), lines)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # A constructor failing on a value the limits let through: still this file's problem.
+        return None, [Problem(rel, 1, f"YAML error: {type(exc).__name__}: {exc}")]
     if cache is not None:
         cache.put(key, data, lines)
     return Located(path, rel, data, lines), []
@@ -262,12 +299,13 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
     (unique ids, profiles exist, fixtures, requires) are the link stage's job.
     """
     root = root.resolve()
-    problems: list[Problem] = []
+    registry = (root / "registry").resolve()
+    problems: list[Problem] = _unreadable_inputs(root, registry)
     profiles: dict[str, Profile] = {}
     profile_sources: dict[str, Located] = {}
     for p in sorted((root / "registry" / PROFILES_DIR).glob("*.yaml")):
         rel = p.relative_to(root).as_posix()
-        doc, errs = parse_yaml(p, rel, cache)
+        doc, errs = parse_yaml(p, rel, cache, within=registry)
         problems += errs
         if doc is None:
             continue
@@ -282,7 +320,7 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
     manifests: list[LoadedManifest] = []
     for p in manifest_paths(root):
         rel = p.relative_to(root).as_posix()
-        doc, errs = parse_yaml(p, rel, cache)
+        doc, errs = parse_yaml(p, rel, cache, within=registry)
         problems += errs
         if doc is None:
             continue
@@ -292,6 +330,54 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
             continue
         if m.id != p.stem:
             problems.append(Problem(rel, doc.line_of(("id",)), f"id '{m.id}' must match file name '{p.stem}'"))
-        manifests.append(LoadedManifest(m, doc))
+        lm = LoadedManifest(m, doc)
+        errs = _fixture_path_problems(lm, registry)
+        problems += errs
+        if not errs:  # never handed on: link and the emitters would read (and copy) the file
+            manifests.append(lm)
     manifests.sort(key=lambda lm: lm.id)
     return Registry(root, manifests, profiles, profile_sources), problems
+
+
+def _fixture_path_problems(lm: LoadedManifest, registry: Path) -> list[Problem]:
+    """Every fixture body a manifest names stays inside its fixtures folder and inside registry/
+    after symlinks, and is a regular file of bounded size (a missing one is link's to report)."""
+    problems = []
+    for i, fx in enumerate(lm.manifest.fixtures):
+        if fx.response is None:
+            continue
+        line = lm.source.line_of(("fixtures", i, "response"))
+        why = bad_relative_name(fx.response)
+        if why is None:
+            path = lm.fixtures_dir / fx.response
+            if not os.path.lexists(path):
+                continue
+            # The file or any folder on its way may be a symlink: contain the resolved path.
+            if not inside(path, registry):
+                why = f"resolves outside registry/ (symlink to {os.path.realpath(path)})"
+            else:
+                why = unreadable(path, registry)
+        if why is not None:
+            problems.append(Problem(lm.source.rel, line, f"fixtures.{i}.response '{fx.response}': {why}"))
+    return problems
+
+
+def _unreadable_inputs(root: Path, registry: Path) -> list[Problem]:
+    """Every file under registry/ is a build input (hashed into the release id), so each must be a
+    regular file inside registry/ — a symlink out, a FIFO or a device is refused, located."""
+    from .emit_lock import input_files
+
+    problems = []
+    scenarios = sorted(p.relative_to(root).as_posix() for p in (root / "registry" / SCENARIOS_DIR).glob("*.yaml"))
+    for rel in input_files(root) + scenarios:
+        why = unreadable(root / rel, registry)
+        if why is not None:
+            problems.append(Problem(rel, 1, why))
+    # Folders that are symlinks are not walked (nor hashed): one pointing out is refused too.
+    for folder, dirs, _files in os.walk(root / "registry"):
+        for d in dirs:
+            path = Path(folder, d)
+            if path.is_symlink() and not inside(path, registry):
+                rel = path.relative_to(root).as_posix()
+                problems.append(Problem(rel, 1, f"resolves outside registry/ (symlink to {os.path.realpath(path)})"))
+    return problems

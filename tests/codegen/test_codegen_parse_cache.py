@@ -21,13 +21,13 @@ def registry_copy(tmp_path: Path) -> Path:
 
 def _count_parses(monkeypatch) -> list[str]:
     parsed: list[str] = []
-    real = loader._parse_fast
+    real = loader._parse_text
 
     def counting(text: str):
         parsed.append(text[:40])
         return real(text)
 
-    monkeypatch.setattr(loader, "_parse_fast", counting)
+    monkeypatch.setattr(loader, "_parse_text", counting)
     return parsed
 
 
