@@ -1,0 +1,93 @@
+"""The citizen page in a real browser: Playwright driving the system's Chromium (Debian package
+``chromium``; Playwright's own browser download is never used) against ``ummaya serve`` on
+loopback. Tests skip only when no Chromium is installed; CI installs it (.ci/run)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.serve.conftest import (  # noqa: F401  (shared fixtures: the build, live uvicorn servers)
+    RELEASE_CACHE,
+    _isolated_home,
+    _release_cache,
+    generated,
+    live_server,
+    sqlite_url,
+)
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("UMMAYA_CHROMIUM"), "chromium", "chromium-browser"):
+        if candidate and (found := shutil.which(candidate)):
+            return found
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    path = chromium_path()
+    if path is None:
+        pytest.skip("no system Chromium (apt-get install chromium; .ci/run does) — the browser tests need one")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Page:
+    """One browser page on the server, with every console error and page error collected."""
+
+    def __init__(self, browser: Any, url: str, shots: Path, width: int = 390, height: int = 844):
+        self.context = browser.new_context(viewport={"width": width, "height": height}, locale="ko-KR")
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.shots = shots
+        self.page.goto(url + "/")
+
+    def ask(self, query: str) -> None:
+        self.page.get_by_test_id("query").fill(query)
+        self.page.get_by_test_id("send").click()
+
+    def turn(self, n: int) -> Any:
+        """The n-th turn (0-based) once its stop line is written (the turn has ended)."""
+        li = self.page.locator("#log > li").nth(n)
+        li.locator("[data-testid=stop]:not(:empty)").wait_for(timeout=30_000)
+        return li
+
+    def shot(self, name: str) -> Path:
+        path = self.shots / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def server(live_server: Any, sqlite_url: str) -> Any:
+    return live_server(sqlite_url, UMMAYA_SERVE_MODE="mock")
+
+
+@pytest.fixture
+def open_page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    pages: list[Page] = []
+
+    def make(url: str, **kw: Any) -> Page:
+        p = Page(browser, url, tmp_path, **kw)
+        pages.append(p)
+        return p
+
+    yield make
+    for p in pages:
+        errors = list(p.errors)
+        p.context.close()
+        assert errors == [], errors  # no console errors, in any test
