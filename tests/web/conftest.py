@@ -29,8 +29,10 @@ def chromium_path() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Any]:
+    # Per test, not per session: Playwright's sync API keeps an asyncio loop running in this thread
+    # while it is open, and every other test that runs its own loop (anyio.run) would then fail.
     path = chromium_path()
     if path is None:
         pytest.skip("no system Chromium (apt-get install chromium; .ci/run does) — the browser tests need one")
