@@ -84,12 +84,12 @@ def _strip(text: str, spans: list[tuple[int, int]]) -> str:
 def _clean_place(m: Manifest, text: str, spans: list[tuple[int, int]], language: str) -> str:
     """What is left of a place field once personal data is gone: the place span when one can
     be read, else the text without the personal values (never the personal values)."""
-    from ..plan.place import place_span
+    from ..plan.place import _span_backwards, _words, place_span
 
     marked = text
     for start, end in sorted(spans, reverse=True):
-        marked = marked[:start] + " ⟦⟧ " + marked[end:]
-    span = place_span(marked, language)
+        marked = marked[:start] + "⟦⟧" + marked[end:]  # glued: 「⟦⟧인데」 is one word that ends a span
+    span = place_span(marked, language) or (_span_backwards(_words(marked)) if language == "ko" else None)
     if span:
         return span
     return _strip(text, spans)
