@@ -61,13 +61,27 @@ def _drop_raw_text(value: Any) -> Any:
     return value
 
 
+def _redact_urls(value: Any) -> Any:
+    """Redact (URL-decoded, see redact.find_personal) every string under a key naming a URL."""
+    if isinstance(value, dict):
+        return {k: (redact(v) if isinstance(v, str) and (k == "url" or k.endswith("_url")) else _redact_urls(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_urls(v) for v in value]
+    return value
+
+
 def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
     """A copy of ``trace`` as the policy allows it to be kept. Identity fields (trace_id, release,
     session, stop_reason, state, timings, timestamps) are never touched."""
     mode = policy.raw_text
     events = [_event_dict(e) for e in trace.events]
     if mode == "full":
-        req, ans, calls, meta = trace.request_text, trace.answer_text, trace.calls, trace.meta
+        # "full" keeps the citizen's words for debugging; upstream URLs are not their words and
+        # are redacted whatever the policy (they carry the same data, percent-encoded).
+        req, ans = trace.request_text, trace.answer_text
+        events = [{**e, "data": _redact_urls(e.get("data", {}))} for e in events]
+        calls, meta = _redact_urls(trace.calls), _redact_urls(trace.meta)
     elif mode == "redacted":
         req = redact(trace.request_text) if trace.request_text is not None else None
         ans = redact(trace.answer_text) if trace.answer_text is not None else None

@@ -103,10 +103,12 @@ _SEP = r"(?: ?[-.] ?| )"
 # Every pattern starts with a plain character class and puts its "not inside a longer number"
 # look-behind *after* that first character (a fixed two-character look-behind): the regex engine
 # can then skip ahead to candidate characters instead of trying the look-behind at every position.
-_RRN = re.compile(r"(\d(?<![\d-]\d)\d)(\d{2})(\d{2})" + _SEP + r"?(\d)(\d{6})(?![\d-])", _A)
+# "Not inside a longer number": no digit, and no "digit-" (12-900101-…), right before the start;
+# a dash after a word is a separator people type (주민번호-900101-1234567).
+_RRN = re.compile(r"(\d(?<!\d\d)(?<!\d-\d)\d)(\d{2})(\d{2})" + _SEP + r"?(\d)(\d{6})(?![\d-])", _A)
 # Half-masked forms still give away the birth date and sex: 900101-1******, 900101-1xxxxxx.
-_RRN_MASKED = re.compile(r"(\d(?<![\d-]\d)\d)(\d{2})(\d{2}) ?- ?([1-8])[*xX●○•]{6}", _A)
-_MASK_CHARS = re.compile(r"-[1-8][*xX●○•]")
+_RRN_MASKED = re.compile(r"(\d(?<!\d\d)(?<!\d-\d)\d)(\d{2})(\d{2}) ?- ?([1-8])[*xX●○•]{6}", _A)
+_MASK_CHARS = re.compile(r"[1-8][*xX●○•]{6}")
 
 _CODES = r"(?:1[016789]|2|[3-6][1-5]|70|50\d)"  # mobile, Seoul, area codes, 070, 050x
 _S = _SEP + "?"
@@ -117,15 +119,15 @@ _PHONE = re.compile(
     r"(?<=\+)82[- ]?(?:\(0\)[- ]?)?" + _CODES + _S + r"\d{3,4}" + _S + r"\d{4}"
     # "(02) 123-4567"
     r"|(?<=\()0" + _CODES + r"\)?" + _S + r"\d{3,4}" + _S + r"\d{4}"
-    # "02-123-4567", "010 1234 5678", "01012345678", "010 - 1234 - 5678"
-    r"|(?<=0)" + _CODES + _S + r"\d{3,4}" + _S + r"\d{4}"
+    # "02-123-4567", "010 1234 5678", "01012345678", "010 - 1234 - 5678", "053)123-4567"
+    r"|(?<=0)" + _CODES + r"\)?" + _S + r"\d{3,4}" + _S + r"\d{4}"
     r")"
     r"(?!\d)",
     _A,
 )
 
 _CARD = re.compile(
-    r"\d(?<![\d-]\d)\d{3}"
+    r"\d(?<!\d\d)(?<!\d-\d)\d{3}"
     r"(?:"
     r"( - |[ .-])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"  # 4-4-4-4 and 4-4-4-4-3
     r"|( - |[ .-])\d{6}\2\d{4,5}"  # Amex 4-6-5, Diners 4-6-4
