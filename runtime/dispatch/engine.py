@@ -130,6 +130,7 @@ class Dispatcher:
         backoff_s: float = 0.2,
         max_body_bytes: int = 20_000_000,
         cache_max_entries: int = 1024,
+        on_response: Callable[[BuiltRequest, int, str, bytes], Any] | None = None,
     ):
         self.catalog = catalog
         self.env: Mapping[str, str] = os.environ if env is None else env
@@ -141,6 +142,9 @@ class Dispatcher:
         self.backoff_s = backoff_s
         self.max_body_bytes = max_body_bytes
         self.cache_max_entries = max(1, cache_max_entries)
+        # Sees every upstream answer (request, status, content type, body) before it is read —
+        # `ummaya record` keeps the bytes. Token-exchange answers are never shown to it.
+        self.on_response = on_response
         self._tokens: dict[tuple[str, str], tuple[str, float]] = {}
         self._token_locks: dict[tuple[int, str, str], asyncio.Lock] = {}
         self._cache: dict[tuple[str, str], tuple[float, CallOutcome]] = {}
@@ -456,9 +460,11 @@ class Dispatcher:
                     raise asyncio.TimeoutError
                 # wait_for bounds connect + headers + the whole body: httpx's own timeouts are per
                 # operation, so a drip of one byte a second would never trip them.
-                status, reason, body, retry_after = await asyncio.wait_for(
+                status, reason, body, retry_after, ctype = await asyncio.wait_for(
                     self._fetch(run.client, req, remaining), remaining
                 )
+                if self.on_response is not None and keep_url:
+                    self.on_response(req, status, ctype, body)
                 if retry_after is not None:  # the upstream said when; honour it within bounds
                     wait = min(max(wait, retry_after), MAX_RETRY_AFTER_S)
                 return read_response(run.upstream.envelope, status, body, reason)
@@ -484,7 +490,7 @@ class Dispatcher:
 
     async def _fetch(
         self, client: httpx.AsyncClient, req: BuiltRequest, timeout: float
-    ) -> tuple[int, str, bytes, float | None]:
+    ) -> tuple[int, str, bytes, float | None, str]:
         """Status, reason, body and Retry-After seconds — refusing bodies over ``max_body_bytes``
         while streaming, so a hostile or runaway upstream cannot fill memory."""
         async with client.stream(
@@ -500,7 +506,13 @@ class Dispatcher:
                         f"body larger than {self.max_body_bytes} bytes refused",
                     )
                 chunks.append(chunk)
-            return resp.status_code, resp.reason_phrase, b"".join(chunks), _retry_after(resp)
+            return (
+                resp.status_code,
+                resp.reason_phrase,
+                b"".join(chunks),
+                _retry_after(resp),
+                resp.headers.get("content-type", ""),
+            )
 
     async def _pace(self, url: str, rate: float | None) -> None:
         if not rate or rate <= 0:

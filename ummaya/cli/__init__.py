@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "serve": "serve:serve",
     "mcp": "mcp:mcp",
     "release": "release:release",
+    "record": "record:record",
 }
 
 
