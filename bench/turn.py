@@ -9,6 +9,12 @@ data.go.kr-style near-duplicates) so the cost of scale shows side by side. The c
 installed ``ummaya ask`` as a new process, the way a citizen's first request pays for start-up.
 
 Targets (issue 3): p50 ≤ 15 ms per turn; cold ask ≤ 1.5 s.
+
+    python bench/turn.py --dialogue [--turns 400]
+
+Conversations instead (issue 9): the turns run in sessions on a SQLite store, so every turn loads
+the session's dialogue state, reads the message against it and saves the new state. Traces are not
+written (their cost is the store's, measured in bench/serve.py). Target: p50 ≤ 5 ms per turn.
 """
 
 from __future__ import annotations
@@ -94,6 +100,72 @@ def per_turn(generated: Path, turns: int) -> tuple[list[float], dict[str, int]]:
     return asyncio.run(run()), reasons
 
 
+# Conversations of the kind issue 9 is about: answers to the engine's question, elliptical
+# follow-ups, deixis, topic switches.
+CONVERSATIONS = [
+    ["근처 응급실 알려줘", "하단동", "거기 약국은?", "그럼 병원은?"],
+    ["서울 미세먼지 어때?", "광주는?", "부산은?"],
+    ["서울시청 근처 날씨", "모레는?", "거기 응급실은?"],
+    ["타이레놀 먹어도 돼?", "부작용은?", "게보린은?"],
+    ["weather near Seoul City Hall today", "what about tomorrow?", "Is there a pharmacy there?"],
+]
+
+
+def per_dialogue_turn(generated: Path, turns: int, db: Path | None) -> tuple[list[float], list[float], dict[str, int]]:
+    """(wall ms, CPU ms, stop reasons) per turn; ``db`` None: the same turns without a session."""
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.catalog import Catalog
+    from ummaya.runtime.dispatch import Dispatcher
+    from ummaya.runtime.store import open_store
+    from ummaya.runtime.turn import TurnRequest
+
+    catalog = Catalog.load(generated)
+    store = open_store(f"sqlite:///{db}") if db is not None else None
+    engine = build_engine(generated, catalog=catalog, dispatcher=Dispatcher(catalog, env={}), store=store)
+    engine.write_traces = False
+    reasons: dict[str, int] = {}
+
+    def session(name: str) -> str | None:
+        return name if db is not None else None
+
+    async def run() -> tuple[list[float], list[float]]:
+        wall: list[float] = []
+        cpu: list[float] = []
+        for conv in CONVERSATIONS:  # warm
+            for q in conv:
+                await engine.ask(TurnRequest(q, mode="mock", session_id=session("warm")))
+        n = 0
+        while len(wall) < turns:
+            for q in CONVERSATIONS[n % len(CONVERSATIONS)]:
+                t, c = time.perf_counter(), time.process_time()
+                r = await engine.ask(TurnRequest(q, mode="mock", session_id=session(f"bench-{n}")))
+                wall.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.process_time() - c) * 1000)
+                reasons[r.stop_reason] = reasons.get(r.stop_reason, 0) + 1
+            n += 1
+        return wall[:turns], cpu[:turns]
+
+    try:
+        wall, cpu = asyncio.run(run())
+        return wall, cpu, reasons
+    finally:
+        if store is not None:
+            store.close()
+
+
+def dialogue_main(turns: int) -> None:
+    committed = REPO / "generated"
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [("with dialogue state (SQLite)",) + per_dialogue_turn(committed, turns, Path(tmp) / "bench.sqlite3"),
+                ("same turns, no session",) + per_dialogue_turn(committed, turns, None)]
+    print(f"engine overhead per conversation turn (offline planner, Mock dispatch, {turns} turns in "
+          f"{len(CONVERSATIONS)} conversation shapes; CPU = this process only, robust to a loaded machine)")
+    for name, wall, cpu, reasons in rows:
+        print(f"  {name:<30} wall p50 {statistics.median(wall):6.2f} ms  p95 {pct(wall, 95):6.2f} ms   "
+              f"CPU p50 {statistics.median(cpu):6.2f} ms  p95 {pct(cpu, 95):6.2f} ms   {json.dumps(reasons, ensure_ascii=False)}")
+    print("  target: p50 ≤ 5 ms per turn with dialogue state loaded and saved")
+
+
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
@@ -115,7 +187,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--cold-runs", type=int, default=5)
+    ap.add_argument("--dialogue", action="store_true", help="conversations in sessions on SQLite (issue 9)")
     args = ap.parse_args()
+    if args.dialogue:
+        dialogue_main(args.turns)
+        return
 
     from synth import synthetic_manifests
 

@@ -115,10 +115,17 @@ def topic_vocabulary(catalog: Any) -> frozenset[str]:
     return hit[1]
 
 
-def adapter_vocabulary(m: Any) -> frozenset[str]:
-    from ..plan.offline import _vocabulary
+_adapter_vocab: dict[int, tuple[Any, frozenset[str]]] = {}
 
-    return frozenset(_vocabulary(m))
+
+def adapter_vocabulary(m: Any) -> frozenset[str]:
+    hit = _adapter_vocab.get(id(m))
+    if hit is None or hit[0] is not m:
+        from ..plan.offline import _vocabulary
+
+        hit = (m, frozenset(_vocabulary(m)))
+        _adapter_vocab[id(m)] = hit
+    return hit[1]
 
 
 def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
@@ -130,9 +137,15 @@ def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
             continue
         if sx.find_region(w) is not None and (lw not in vocabulary or w[:1].isupper()):
             continue  # a region's name says where, not what
-        if lw in vocabulary or any(lw.startswith(v) for v in vocabulary if len(v) >= 2):
+        if in_vocabulary(lw, vocabulary):
             out.append(w)
     return out
+
+
+def in_vocabulary(word: str, vocabulary: frozenset[str] | set[str]) -> bool:
+    """The word, or a prefix of it of two or more characters, is in ``vocabulary`` (「병원은」 →
+    병원): a lookup per prefix, not a scan of the vocabulary."""
+    return any(word[:k] in vocabulary for k in range(len(word), 1, -1))
 
 
 def _candidate(m: Any, score: float = 0.0) -> dict[str, Any]:
@@ -225,8 +238,7 @@ def resolve(
         own_vocab = adapter_vocabulary(target) | vocab
         place = anchored or (None if deixis else bare_place(sx._without_personal(text), language, own_vocab))
         fills = _fills(pending.missing, text, language, place, region, deixis, state)
-        own_topics = [w for w in topics if w.lower() in adapter_vocabulary(target)
-                      or any(w.lower().startswith(v) for v in adapter_vocabulary(target) if len(v) >= 2)]
+        own_topics = [w for w in topics if in_vocabulary(w.lower(), adapter_vocabulary(target))]
         other_better = (
             top is not None and top["adapter_id"] != target.id and bool(topics) and not own_topics
             and float(top["score"]) >= CLEARLY_NEW * max(score_of(target.id), 1e-9)

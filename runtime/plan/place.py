@@ -213,7 +213,8 @@ def bare_place(text: str, language: str = "ko", vocabulary: frozenset[str] | set
             if picked and kind == "stop":
                 break
             continue
-        if value.lower() in vocabulary or any(value.lower().startswith(v) for v in vocabulary if len(v) >= 2):
+        low = value.lower()
+        if any(low[:k] in vocabulary for k in range(len(low), 1, -1)):
             continue
         picked.append(value)
         if kind == "place_end" or len(picked) >= 4:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ def words(text: str) -> list[str]:
     return [_strip_particle(w) for w in _WORD.findall(text)]
 
 
+@lru_cache(maxsize=4096)
 def find_region(text: str) -> Region | None:
     low = text.lower()
     for full, short, legacy, en, centre in lx.SIDO:
