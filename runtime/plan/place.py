@@ -126,7 +126,35 @@ def classify(word: str) -> tuple[str, str]:
         return "place", stem
     if _PREDICATE_END.search(w):
         return "stop", ""
+    kind = _kiwi_kind(w)
+    if kind is not None:
+        return kind, (stem if kind == "place" else "")
     return "place", stem
+
+
+# Kiwi tags that begin a word which is never part of a place: verbs, adjectives, adverbs,
+# determiners, interjections (Sejong tag set as Kiwi uses it).
+_NOT_PLACE_TAGS = ("VV", "VA", "VX", "MAG", "MAJ", "MM", "IC", "NP")
+
+
+def _kiwi_kind(word: str) -> str | None:
+    """What Kiwi says about a word the closed classes above could not place — only when a Kiwi
+    is already loaded in this process (a server analysing queries with Kiwi, the build); it is
+    never loaded here, because loading takes seconds and a cold ``ummaya ask`` must not wait."""
+    from ..retrieve import analysis
+
+    k = getattr(analysis, "_kiwi", None)
+    if k is None or not re.search(r"[가-힣]", word):
+        return None
+    try:
+        tokens = k.tokenize(word)
+    except Exception:  # pragma: no cover - a Kiwi failure must not fail a turn
+        return None
+    if not tokens:
+        return None
+    if tokens[0].tag.startswith(_NOT_PLACE_TAGS):
+        return "stop"
+    return None
 
 
 def _span_backwards(words: list[str], max_words: int = 4, exclude: frozenset[str] = frozenset()) -> str | None:

@@ -72,3 +72,20 @@ def test_deixis() -> None:
     for text in ("거기 날씨는?", "그 근처 약국은?", "여기 약국도 있어?", "What's the weather like there?"):
         assert has_deixis(text), text
     assert not has_deixis("부산역 근처 약국")
+
+
+def test_kiwi_refines_unknown_words_only_when_already_loaded(monkeypatch) -> None:
+    """Without a loaded Kiwi the closed classes decide (cold start never loads it); with one
+    loaded, a word Kiwi tags as a verb, adjective or adverb ends the span."""
+    from ummaya.runtime.plan import place
+    from ummaya.runtime.retrieve import analysis
+
+    monkeypatch.setattr(analysis, "_kiwi", None)
+    assert place._kiwi_kind("빨갛게") is None  # nothing loaded: no opinion, nothing loaded either
+    assert analysis._kiwi is None
+    kiwi = analysis.kiwi()  # what a server with Kiwi queries has loaded
+    assert place._kiwi_kind("빨갛게") == "stop"
+    assert place._kiwi_kind("하단동") is None
+    assert place_span("빨갛게 근처 약국", "ko") is None
+    assert place_span("승학캠퍼스 근처 약국", "ko") == "승학캠퍼스"
+    assert kiwi is analysis._kiwi
