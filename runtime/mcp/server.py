@@ -243,7 +243,7 @@ class ToolRunner:
             return Outcome(error_result(exc.code, exc.message))
         structured = {
             "answer": r.answer, "stop_reason": r.stop_reason, "layer": r.layer, "trace_id": r.trace_id,
-            "session_id": r.session_id, "language": r.language, "evidence": r.evidence,
+            "session_id": r.session_id, "language": r.language, "grounded": r.grounded, "evidence": r.evidence,
             "calls": [{k: c.get(k) for k in ("adapter_id", "primitive", "tier", "status")} for c in r.calls],
         }
         result = types.CallToolResult(content=text(render_turn(r)), structured_content=structured,

@@ -133,6 +133,7 @@ def ask_output_schema() -> dict[str, Any]:
             "trace_id": {"type": "string"},
             "session_id": {"type": "string"},
             "language": {"type": "string"},
+            "grounded": {"type": "boolean", "description": "every claim in the answer traces to the evidence"},
             "evidence": {"type": "array", "items": _EVIDENCE},
             "calls": {"type": "array", "items": {
                 "type": "object", "required": ["adapter_id", "tier", "status"],

@@ -57,10 +57,12 @@
   const ERROR = {
     ko: { provider: "답변을 만드는 언어 모델이 지금 응답하지 않습니다.", network: "서버에 연결하지 못했습니다.",
           empty_query: "질문을 입력해 주세요.", query_too_long: "질문이 너무 깁니다 (2,000자 이하).",
-          not_ready: "서비스가 아직 준비되지 않았습니다.", other: "요청을 처리하지 못했습니다." },
+          not_ready: "서비스가 아직 준비되지 않았습니다.", other: "요청을 처리하지 못했습니다.",
+          session_not_found: "이전 대화가 만료되었습니다. 새 대화로 다시 보내 주세요." },
     en: { provider: "The language model that writes answers is not responding.", network: "Could not reach the server.",
           empty_query: "Please type a question.", query_too_long: "The question is too long (2,000 characters at most).",
-          not_ready: "The service is not ready yet.", other: "The request could not be processed." },
+          not_ready: "The service is not ready yet.", other: "The request could not be processed.",
+          session_not_found: "The earlier conversation has expired. Send the question again to start a new one." },
   };
   const BADGE = { live: "Live · 실시간", mock: "Mock · 모의", handoff: "Handoff · 공식 창구" };
 
@@ -227,6 +229,7 @@
     }
     reply.setAttribute("aria-busy", "false");
     if (final && final.error) {
+      if (final.error.code === "session_not_found") session = null; // expired: the next turn starts afresh
       stop.dataset.stop = "error";
       stop.dataset.error = final.error.code || "other";
       if (final.error.trace_id) stop.dataset.trace = final.error.trace_id;
