@@ -221,3 +221,35 @@ def test_page_ships_in_the_package_with_a_strict_policy(server: Any) -> None:
         assert (Path(page.__file__).parent / "static" / name).is_file()
     assert "http" not in re.sub(r"https?://www\.w3\.org[^\"']*", "", r.text.split("<body>")[0])  # no CDN
     assert httpx.get(server.url + "/static/app.js").status_code == 200
+
+
+CONTRAST_JS = """(selectors) => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => { const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (el) => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
+    if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3); } return [255, 255, 255]; };
+  const out = {};
+  for (const sel of selectors) {
+    const el = document.querySelector(sel);
+    if (!el) { out[sel] = null; continue; }
+    const a = lum(rgb(getComputedStyle(el).color).slice(0, 3)), b = lum(background(el));
+    out[sel] = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  }
+  return out;
+}"""
+
+
+def test_text_contrast_meets_wcag_aa(server: Any, open_page: Any) -> None:
+    """Every kind of text the page shows — answer, badges of all three tiers, handoff card, stop
+    line, hint, buttons, the user's bubble — at ≥ 4.5:1 against what is behind it."""
+    p = open_page(server.url)
+    p.ask(ER)
+    p.turn(0)
+    p.ask("전입신고 하려면 어떻게 해?")
+    p.turn(1)
+    selectors = [".answer", ".badge[data-tier=mock]", ".badge[data-tier=handoff]", ".card.handoff dd",
+                 ".card a", ".stop", ".hint", "#send", "#lang", ".you .q", ".intro", "label[for=query]"]
+    ratios = p.page.evaluate(CONTRAST_JS, selectors)
+    low = {k: v for k, v in ratios.items() if v is None or v < 4.5}
+    assert low == {}, ratios
