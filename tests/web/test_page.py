@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 from playwright.sync_api import expect
 
 from tests.support.upstreams import Reply, UpstreamServer
@@ -63,13 +62,6 @@ def test_er_request_streams_an_answer_with_a_mock_badge_and_citation(server: Any
     print(f"\nfirst answer text after send (Mock): {first_text_ms:.1f} ms cold, {warm_ms:.1f} ms warm")
 
 
-# The page follows the serving contract: the server issues the session on the first turn and the
-# page sends it back. Until the server issues (and keeps) first-turn sessions (issue 11), a first
-# turn's place is not remembered and this fails — strictly, so the marker cannot outlive the fix.
-_ISSUES_SESSIONS = hasattr(__import__("ummaya.runtime.store.base", fromlist=["Store"]).Store, "issue_session")
-
-
-@pytest.mark.xfail(not _ISSUES_SESSIONS, strict=True, reason="the server does not issue first-turn sessions yet")
 def test_a_follow_up_continues_the_servers_session(server: Any, open_page: Any) -> None:
     p = open_page(server.url)
     p.ask(ER)
