@@ -64,7 +64,18 @@ def generator_hash() -> str:
     sources = sorted(here.glob("*.py")) + sorted((here.parent / "runtime" / "retrieve").glob("analysis.py"))
     h = sha256(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in sources))
     versions = ",".join(f"{d}={_version(d)}" for d in ("datamodel-code-generator", "jinja2", "pydantic", "kiwipiepy"))
-    return sha256(f"{h}|{versions}".encode())
+    return sha256(f"{h}|{versions}|{_extensions_digest()}".encode())
+
+
+def _extensions_digest() -> str:
+    """The registered extension names and their docs (runtime/extensions.py): the published schema
+    lists them, so registering one changes the output — editing a function's body does not."""
+    import json
+
+    from .extensions import registries
+
+    regs = {kind: {name: reg.meta(name) for name in reg} for kind, reg in registries().items()}
+    return sha256(json.dumps(regs, sort_keys=True, default=list).encode())
 
 
 def _version(dist: str) -> str:

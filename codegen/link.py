@@ -24,6 +24,7 @@ try:
 except ImportError:  # optional speed-up; jsonschema alone gives the same answers, slower
     jsonschema_rs = None
 
+from .extensions import check_extensions, registries
 from .loader import LoadedManifest, Problem, Registry, manifest_paths
 from .manifest import SLOT_TYPES
 from .provenance import check_provenance
@@ -158,10 +159,6 @@ def check_fixtures(lm: LoadedManifest, resolved, parse: ParseFixture | None) -> 
         errs = _schema_problems(lm, key)
         problems += errs
         schemas_ok = schemas_ok and not errs
-    for name, prop in (m.input_schema.get("properties") or {}).items():
-        slot = prop.get("x-slot") if isinstance(prop, dict) else None
-        if slot is not None and slot not in SLOT_TYPES:
-            problems.append(Problem(src.rel, src.line_of(("input_schema", "properties", name, "x-slot")), f"input_schema.properties.{name}: unknown x-slot '{slot}'"))
     seen: set[str] = set()
     fast_in = fast_out = None
     for i, fx in enumerate(m.fixtures):
@@ -279,6 +276,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
         if why:
             result.notes.append(f"fixtures not parsed through the adapters' parsers: {why} (check skipped)")
     checker = _checker_hash(parse) if cache is not None else None
+    regs = registries()
     result.parser_available = parse is not None
     manifests = registry.manifests
 
@@ -311,11 +309,13 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
             except UnknownProfile:  # pragma: no cover - guarded above
                 resolved = None
         for i, slot in enumerate(m.requires):
-            if not unloaded and slot not in provided and slot not in TEXT_SLOTS:
+            if not unloaded and slot not in provided and slot in DERIVED_SLOTS:
                 result.problems.append(Problem(src.rel, src.line_of(("requires", i)), f"requires: no adapter provides slot '{slot}' and the planner cannot take it from the request text"))
         for i, neg in enumerate(m.negative_examples):
             if neg.belongs_to is not None and neg.belongs_to not in declared:
                 result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
+        # Names of registered extension functions (x-slot, derived_params, transform, postprocess).
+        result.problems += check_extensions(lm, regs)
         problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
         result.problems += problems
         result.problems += check_provenance(lm) + check_response_fields(lm, resolved)  # issue 12

@@ -56,6 +56,14 @@ SLOT_TYPES = (
 )
 
 
+def slot_types() -> tuple[str, ...]:
+    """``SLOT_TYPES`` (the planner's built-in slots) plus every slot type with a registered
+    extractor (runtime/plan/extractors.py): a new slot type needs no edit here."""
+    from ummaya.runtime.plan.extractors import SLOT_EXTRACTORS
+
+    return tuple(dict.fromkeys((*SLOT_TYPES, *SLOT_EXTRACTORS)))
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
@@ -397,9 +405,10 @@ class Manifest(Strict):
     @field_validator("requires", "provides")
     @classmethod
     def _known_slots(cls, v: list[str]) -> list[str]:
+        known = slot_types()
         for slot in v:
-            if slot not in SLOT_TYPES:
-                raise ValueError(f"unknown slot type '{slot}' (known: {', '.join(SLOT_TYPES)})")
+            if slot not in known:
+                raise ValueError(f"unknown slot type '{slot}' (known: {', '.join(known)})")
         return v
 
     @model_validator(mode="after")
@@ -414,7 +423,9 @@ class Manifest(Strict):
 
 
 def manifest_json_schema() -> dict[str, Any]:
-    schema = Manifest.model_json_schema()
+    from .extensions import document_x_keys
+
+    schema = document_x_keys(Manifest.model_json_schema())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://ummaya.dev/schemas/manifest.schema.json"
     return schema

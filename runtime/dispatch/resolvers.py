@@ -10,7 +10,11 @@ bases are testable at any instant. Every KMA time is computed in KST (UTC+9, no 
   published; a base appears about 10 minutes after its hour, so 02:09 still uses yesterday's 2300.
 - ``kma_nowcast.date`` / ``.time``: the latest HH00 observation, callable from HH:10 (KMA guide
   of 2024-11-28; older guides said HH:40, which served answers up to 30 minutes staler).
-- ``today.yyyymmdd``, ``days_ago_7.yyyymmdd``: KST calendar dates.
+- ``today.yyyymmdd`` / ``.yyyymm`` / ``.yyyy`` / ``.mm``, ``days_ago_7.yyyymmdd``: KST calendar dates.
+- ``input_or_today.year`` / ``.month``: the ``year``/``month`` input when given, else today's.
+
+Each is one function registered with ``@resolver(name, fields=…)`` at the end of this module; a new
+resolver is one more (docs/CONTRIBUTING.md), and the build rejects an expression nobody registered.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ummaya.runtime.extensions import Registry
 
 from .errors import ADAPTER_ERROR, UpstreamError
 
@@ -99,29 +105,68 @@ def _coordinates(args: Mapping[str, Any], expr: str) -> tuple[float, float]:
         ) from exc
 
 
+# -- the registry: one decorated function per resolver (runtime/extensions.py) ------------------
+
+Resolver = Callable[[str, Mapping[str, Any], dt.datetime], str]
+RESOLVERS: Registry[Resolver] = Registry("resolver")
+
+
+def resolver(name: str, *, fields: tuple[str, ...], doc: str | None = None) -> Callable[[Resolver], Resolver]:
+    """Register ``fn(field, args, now) -> str`` for the expressions ``name.<field>`` in ``fields``."""
+    meta: dict[str, Any] = {"fields": tuple(fields)}
+    if doc:
+        meta["doc"] = doc
+    return RESOLVERS.register(name, **meta)
+
+
+def resolver_expressions() -> tuple[str, ...]:
+    """Every ``name.field`` a manifest's ``upstream.derived_params`` may use."""
+    return tuple(f"{name}.{f}" for name in RESOLVERS for f in RESOLVERS.meta(name)["fields"])
+
+
 def resolve(expr: str, args: Mapping[str, Any], now: dt.datetime) -> str:
     """Value of one ``resolver.field`` expression, as the upstream wants it (a string)."""
-    resolver, _, field = expr.partition(".")
-    if resolver == "kma_grid" and field in ("nx", "ny"):
-        nx, ny = kma_grid(*_coordinates(args, expr))
-        return str(nx if field == "nx" else ny)
-    if resolver in ("kma_base", "kma_nowcast") and field in ("date", "time"):
-        base = kma_forecast_base(now) if resolver == "kma_base" else kma_nowcast_base(now)
-        return base[0] if field == "date" else base[1]
-    if resolver == "today" and field == "yyyymmdd":
-        return kst(now).strftime("%Y%m%d")
-    if resolver == "days_ago_7" and field == "yyyymmdd":
-        return (kst(now) - dt.timedelta(days=7)).strftime("%Y%m%d")
-    raise UpstreamError(ADAPTER_ERROR, "RESOLVER", f"unknown derived parameter expression '{expr}'")
+    name, _, field = expr.partition(".")
+    fn = RESOLVERS.get(name)
+    if fn is None or field not in RESOLVERS.meta(name)["fields"]:
+        raise UpstreamError(ADAPTER_ERROR, "RESOLVER", f"unknown derived parameter expression '{expr}'")
+    return fn(field, args, now)
 
 
-RESOLVER_EXPRESSIONS = (
-    "kma_grid.nx",
-    "kma_grid.ny",
-    "kma_base.date",
-    "kma_base.time",
-    "kma_nowcast.date",
-    "kma_nowcast.time",
-    "today.yyyymmdd",
-    "days_ago_7.yyyymmdd",
-)
+@resolver("kma_grid", fields=("nx", "ny"), doc="KMA 5 km forecast grid cell of the latitude/longitude inputs.")
+def _kma_grid_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    nx, ny = kma_grid(*_coordinates(args, f"kma_grid.{field}"))
+    return str(nx if field == "nx" else ny)
+
+
+@resolver("kma_base", fields=("date", "time"), doc="Latest published KMA short-term forecast base (YYYYMMDD, HHMM).")
+def _kma_base_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    base = kma_forecast_base(now)
+    return base[0] if field == "date" else base[1]
+
+
+@resolver("kma_nowcast", fields=("date", "time"), doc="Latest published KMA nowcast observation (YYYYMMDD, HH00).")
+def _kma_nowcast_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    base = kma_nowcast_base(now)
+    return base[0] if field == "date" else base[1]
+
+
+@resolver("today", fields=("yyyymmdd", "yyyymm", "yyyy", "mm"), doc="Today's KST date: 20261201, 202612, 2026 or 12.")
+def _today_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    return kst(now).strftime({"yyyymmdd": "%Y%m%d", "yyyymm": "%Y%m", "yyyy": "%Y", "mm": "%m"}[field])
+
+
+@resolver("days_ago_7", fields=("yyyymmdd",), doc="The KST date seven days ago (a week-long window's start).")
+def _days_ago_7_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    return (kst(now) - dt.timedelta(days=7)).strftime("%Y%m%d")
+
+
+@resolver("input_or_today", fields=("year", "month"), doc="The year or month input the citizen gave, else today's (KST): 2026, 05.")
+def _input_or_today_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    value = args.get(field)
+    if value not in (None, ""):
+        return f"{int(value):02d}" if field == "month" else str(value)
+    return kst(now).strftime("%Y" if field == "year" else "%m")
+
+
+RESOLVER_EXPRESSIONS = resolver_expressions()

@@ -26,7 +26,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ummaya.runtime.extensions import Registry
+
 from .errors import ADAPTER_ERROR, UpstreamError
+
+# The extension points of this module (runtime/extensions.py): a new transform or post-processor is
+# one function below with its decorator; the build checks manifests' names against these.
+TRANSFORMS: Registry[Callable[[Any], Any]] = Registry("transform")
+POSTPROCESSORS: Registry[Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = Registry("post-processor")
+transform = TRANSFORMS.register
+postprocessor = POSTPROCESSORS.register
 
 
 class TransformError(ValueError):
@@ -37,6 +46,7 @@ def _blank(v: Any) -> bool:
     return v is None or (isinstance(v, str) and v.strip() in ("", "-"))
 
 
+@transform("int", doc='Integer from a number or numeric string (commas allowed); null when blank.')
 def _to_int(v: Any) -> int | None:
     if _blank(v):
         return None
@@ -53,6 +63,7 @@ def _to_int(v: Any) -> int | None:
     return int(f)
 
 
+@transform("float", doc='Float from a number or numeric string; null when blank.')
 def _to_float(v: Any) -> float | None:
     if _blank(v):
         return None
@@ -64,6 +75,7 @@ def _to_float(v: Any) -> float | None:
         raise TransformError(f"cannot make a number of {v!r}") from exc
 
 
+@transform("str", doc='The value as text; null when blank.')
 def _to_str(v: Any) -> str | None:
     if v is None:
         return None
@@ -72,6 +84,7 @@ def _to_str(v: Any) -> str | None:
     return v if isinstance(v, str) else str(v)
 
 
+@transform("none_if_dash", doc='null for the placeholders upstreams send for \'no value\' ("-", "").')
 def _none_if_dash(v: Any) -> Any:
     return None if _blank(v) else v
 
@@ -82,6 +95,7 @@ _BREAK = re.compile(r"<\s*(br|/p|/div|/li)\s*/?\s*>", re.IGNORECASE)
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0\u2007\u202f]+")
 
 
+@transform("strip_html", doc='Plain text: tags dropped, entities unescaped, whitespace and NBSP collapsed.')
 def _strip_html(v: Any) -> Any:
     if not isinstance(v, str):
         return v
@@ -91,6 +105,7 @@ def _strip_html(v: Any) -> Any:
     return "\n".join(line for line in lines if line) or None
 
 
+@transform("yyyymmddhhmmss", doc='KST date and time 20261130171500 → 2026-11-30T17:15:00+09:00 (8/12/14 digits).')
 def _yyyymmddhhmmss(v: Any) -> str | None:
     if _blank(v):
         return None
@@ -102,16 +117,6 @@ def _yyyymmddhhmmss(v: Any) -> str | None:
         return date
     seconds = s[12:14] if len(s) == 14 else "00"
     return f"{date}T{s[8:10]}:{s[10:12]}:{seconds}+09:00"
-
-
-TRANSFORMS: dict[str, Callable[[Any], Any]] = {
-    "int": _to_int,
-    "float": _to_float,
-    "str": _to_str,
-    "none_if_dash": _none_if_dash,
-    "strip_html": _strip_html,
-    "yyyymmddhhmmss": _yyyymmddhhmmss,
-}
 
 
 def apply_transform(spec: str, value: Any) -> Any:
@@ -225,6 +230,7 @@ def records_at(data: Any, path: str | None) -> list[Any]:
 _KEEP = ("baseDate", "baseTime", "nx", "ny")
 
 
+@postprocessor("kma_pivot_forecast", doc="KMA forecast category rows → one record per fcstDate+fcstTime keyed by category (TMP, POP, SKY …).")
 def _pivot_forecast(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     slots: dict[tuple[str, str], dict[str, Any]] = {}
     for row in records:
@@ -239,6 +245,7 @@ def _pivot_forecast(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [slots[k] for k in sorted(slots)]
 
 
+@postprocessor("kma_pivot_nowcast", doc="KMA nowcast category rows → one record keyed by category (T1H, RN1, REH …).")
 def _pivot_nowcast(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not records:
         return []
@@ -249,7 +256,3 @@ def _pivot_nowcast(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [out]
 
 
-POSTPROCESSORS: dict[str, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
-    "kma_pivot_forecast": _pivot_forecast,
-    "kma_pivot_nowcast": _pivot_nowcast,
-}

@@ -19,6 +19,7 @@ from ..context import now_kst
 from ..schemas import validator
 from . import lexicon as lx
 from . import slots as sx
+from .extractors import SLOT_EXTRACTORS, SlotRequest
 from .base import Action, PlanContext, ToolCall
 
 COORD_SLOTS = {"latitude", "longitude", "coordinates"}
@@ -112,6 +113,9 @@ class SlotFiller:
         s = self.ctx.slots
         if prop.get("enum") and slot in RESIDUAL_SLOTS:
             return self._enum_in_text(prop)
+        registered = SLOT_EXTRACTORS.get(slot)  # runtime/plan/extractors.py: one function per slot type
+        if registered is not None:
+            return registered(SlotRequest(self.text, self.now, prop, name, self.ctx.language, dict(s)))
         if slot in ("latitude", "longitude"):
             if self.coords:
                 return self.coords[0] if slot == "latitude" else self.coords[1]
@@ -122,9 +126,6 @@ class SlotFiller:
             return self._place_or_region(vocab)
         if slot in ("sido_name", "region_name", "region_code", "sigungu_name", "city_code"):
             return self._region_value(slot, prop)
-        if slot == "date":
-            d = sx.find_date(self.text, self.now)
-            return _format_date(d, prop) if d else None
         if slot == "time":
             t = sx.find_time(self.text, self.now)
             return _format_time(t, prop) if t else None
@@ -134,9 +135,6 @@ class SlotFiller:
             return self._labelled(prop, lx.LIFE_STAGE_SYNONYMS)
         if slot == "target_group":
             return self._labelled(prop, lx.TARGET_GROUP_SYNONYMS)
-        if slot == "year":
-            mt = re.search(r"(20\d\d)\s*년?", self.text)
-            return _typed_like(prop, mt.group(1)) if mt else None
         if slot in ("drug_name", "stop_name", "keyword"):
             return self._content(slot, prop, vocab)
         if slot == "free_text":
@@ -283,17 +281,6 @@ def resolve_or_self(prop: dict[str, Any], values: list[Any]) -> Any:
     if prop.get("enum"):
         return sx.resolve_enum(prop, [str(v) for v in values])
     return values[0]
-
-
-def _typed_like(prop: dict[str, Any], value: str) -> Any:
-    return int(value) if prop.get("type") == "integer" else value
-
-
-def _format_date(d: dt.date, prop: dict[str, Any]) -> str:
-    if prop.get("format") == "date":
-        return d.isoformat()
-    pattern = prop.get("pattern", "")
-    return d.strftime("%Y%m%d") if "8" in pattern or prop.get("x-format") == "yyyymmdd" else d.isoformat()
 
 
 def _format_time(t: dt.time, prop: dict[str, Any]) -> str:

@@ -1,0 +1,80 @@
+"""Extension points: named functions a manifest refers to, each registered with a decorator in one
+module, so a new slot, resolver, transform or post-processor is one function and no edit elsewhere.
+
+| kind | module | a manifest names it in | signature |
+|---|---|---|---|
+| slot extractor | ``runtime/plan/extractors.py`` | ``input_schema.properties.<f>.x-slot`` | ``(SlotRequest) -> value or None`` |
+| derived-parameter resolver | ``runtime/dispatch/resolvers.py`` | ``upstream.derived_params`` (``name.field``) | ``(field, args, now) -> str`` |
+| transform | ``runtime/dispatch/transforms.py`` | ``upstream.fields.<f>.transform`` (``a|b``) | ``(value) -> value`` |
+| post-processor | ``runtime/dispatch/transforms.py`` | ``upstream.postprocess`` | ``(records) -> records`` |
+
+The build imports those modules (``discover()``), checks every name a manifest uses against the
+registries (an unknown one is a ``path:line`` error), and lists the registered names in the published
+manifest schema. docs/CONTRIBUTING.md has a worked example of each.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The one module per kind; the build imports these to see every registration.
+MODULES = {
+    "slot extractor": "ummaya.runtime.plan.extractors",
+    "resolver": "ummaya.runtime.dispatch.resolvers",
+    "transform": "ummaya.runtime.dispatch.transforms",
+    "post-processor": "ummaya.runtime.dispatch.transforms",
+}
+
+
+class Registry(Mapping[str, F], Generic[F]):
+    """Name → function, filled by ``@registry.register("name", doc=…, **meta)``; read like a dict."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._fns: dict[str, F] = {}
+        self._meta: dict[str, dict[str, Any]] = {}
+
+    def register(self, name: str, **meta: Any) -> Callable[[F], F]:
+        def add(fn: F) -> F:
+            if name in self._fns and self._fns[name] is not fn:
+                raise ValueError(f"{self.kind} '{name}' is registered twice ({self._fns[name].__qualname__} and {fn.__qualname__})")
+            self._fns[name] = fn
+            doc = (fn.__doc__ or "").strip().split("\n\n")[0]
+            self._meta[name] = {"doc": " ".join(doc.split()), **meta}
+            return fn
+
+        return add
+
+    def meta(self, name: str) -> dict[str, Any]:
+        return self._meta[name]
+
+    def __getitem__(self, name: str) -> F:
+        return self._fns[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fns)
+
+    def __len__(self) -> int:
+        return len(self._fns)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {sorted(self._fns)})"
+
+
+def discover() -> dict[str, Registry]:
+    """Import every extension module and return the registries by kind."""
+    from ummaya.runtime.dispatch import resolvers, transforms
+    from ummaya.runtime.plan import extractors
+
+    for module in set(MODULES.values()):
+        importlib.import_module(module)
+    return {
+        "slot extractor": extractors.SLOT_EXTRACTORS,
+        "resolver": resolvers.RESOLVERS,
+        "transform": transforms.TRANSFORMS,
+        "post-processor": transforms.POSTPROCESSORS,
+    }
