@@ -29,7 +29,10 @@ def facts_for(ctx: TurnContext, st: TurnState) -> claims.Facts:
         outputs.append(e.citation)
         outputs.append({"title": [m.title.ko, m.title.en], "agency": [m.agency.name_ko, m.agency.name_en]})
     lang = ctx.language
+    # The engine's own wording: boundaries, next steps, and the render templates of the adapters
+    # used (their fixed phrases — 「반경 150m」 — are the manifest author's, not the model's).
     own = [*ans.NEXT_STEP[lang].values(), *ans.BOUNDARY[lang].values()]
+    own += [getattr(m.render, lang) for m, _ in st.evidence if m.render is not None]
     return claims.build_facts(
         outputs,
         citizen=[*ctx.citizen_texts, *(str(v) for v in ctx.slots.values())],

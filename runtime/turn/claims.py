@@ -44,6 +44,7 @@ class Facts:
     live_send_ok: bool = False  # a send adapter returned ok on the Live tier in this turn
     consented: bool = False  # a protected adapter passed the gate on a recorded consent
     ordered: list[float] = field(default_factory=list)  # ``numbers`` sorted, for range look-ups
+    own: str = ""  # the engine's own wording, squashed: a sentence it contains is the engine's
 
     def near(self, lo: float, hi: float) -> bool:
         """Some number the facts hold lies in [lo, hi]."""
@@ -55,6 +56,10 @@ _DIGIT_RUN = re.compile(r"\d+(?:[.,]\d+)*")
 _ID_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)*")
 _ISO_DATE = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*[-./년]\s*(\d{1,2})\s*[-./월]\s*(\d{1,2})(?!\d)")
 _KO_MD = re.compile(r"(?<!\d)(\d{1,2})\s*월\s*(\d{1,2})\s*일")
+_NOT_QUANTITY = re.compile(
+    r"(?<!\d)(?:19|20)\d{2}[-./년]\s*\d{1,2}[-./월]\s*\d{1,2}(?:[T\s]\d{1,2}:\d{2}(?::\d{2})?(?:[+-]\d{2}:?\d{2}|Z)?)?"
+    r"|(?<!\d)\d{1,2}:\d{2}(?::\d{2})?|(?<![\d-])0\d{1,2}-\d{3,4}-\d{4}(?!\d)|(?<!\d)\d{1,2}\s*월\s*\d{1,2}\s*일"
+)
 _HHMM = re.compile(r"(?<!\d)([01]?\d|2[0-4])\s*[:시]\s*([0-5]\d)(?!\d)")
 
 
@@ -69,7 +74,7 @@ def build_facts(
     clock: dt.datetime | None = None,
 ) -> Facts:
     """``outputs``: full adapter outputs and citations (any JSON); ``citizen``: the citizen's own
-    words and carried slots; ``extra``: the engine's own text (a claim it makes itself is backed)."""
+    words and carried slots; ``extra``: the engine's own text (a sentence of it, repeated, stands)."""
     f = Facts(tiers=set(tiers or ()), live_send_ok=live_send_ok, consented=consented)
     strings: list[str] = []
     for out in outputs:
@@ -79,6 +84,7 @@ def build_facts(
     for s in strings:
         _index_string(s, f)
     f.text = "\n".join(_squash(s) for s in strings)
+    f.own = "\n".join(_squash(s) for s in extra)
     if clock is not None:
         for days in range(-1, 8):  # 어제 … 다음 주: a weekday the citizen can name
             d = (clock + dt.timedelta(days=days)).date()
@@ -109,19 +115,19 @@ def _walk(value: Any, strings: list[str], f: Facts) -> None:
 def _index_string(s: str, f: Facts) -> None:
     if not s:
         return
-    digits_only = re.sub(r"\D", "", s)
+    digits_only = _NONDIGIT.sub("", s)
     if digits_only:
         f.digits.add(digits_only)
-    for run in _DIGIT_RUN.findall(s):
-        plain = run.replace(",", "")
-        f.digits.add(re.sub(r"\D", "", run))
+    # Quantities come from what is left once dates, times and phone numbers are taken out: the 12
+    # of 2026-12-01 is no count of anything.
+    for run in _DIGIT_RUN.findall(_NOT_QUANTITY.sub(" ", s)):
         try:
-            f.numbers.add(float(plain))
+            f.numbers.add(float(run.replace(",", "")))
         except ValueError:
-            for part in run.split("."):  # 2026.12.01
-                if part:
-                    f.numbers.add(float(part.replace(",", "")))
-        d = re.sub(r"\D", "", run)
+            pass
+    for run in _DIGIT_RUN.findall(s):
+        f.digits.add(_NONDIGIT.sub("", run))
+        d = _NONDIGIT.sub("", run)
         if len(d) in (8, 12, 14):  # 20261201, 202612011530
             _add_date(f, int(d[:4]), int(d[4:6]), int(d[6:8]))
             if len(d) >= 12:
@@ -152,88 +158,105 @@ def _add_time(f: Facts, h: int, m: int) -> None:
         f.times.add((h % 24, m))
 
 
+_SPACE = re.compile(r"\s+")
+_SEPARATORS = re.compile(r"[-_/\s]")
+_NONDIGIT = re.compile(r"\D")
+
+
 def _squash(s: str) -> str:
-    return re.sub(r"\s+", "", s).lower()
+    return _SPACE.sub("", s).lower()
 
 
 def _id(tok: str) -> str:
-    return re.sub(r"[-_/\s]", "", tok).upper()
-
-
+    return _SEPARATORS.sub("", tok).upper()
 # ----------------------------------------------------------------------------------------- claims
+#
+# Every pattern is run once over the whole answer (English ones over its lower-case copy, so none
+# needs re.IGNORECASE) and each match is filed under the sentence it starts in; numeric patterns
+# all begin with a digit, so the regex engine skips to digits. A sentence is judged by its matches
+# in text order; the first one the facts do not back removes it.
 
-# Negation and condition are read in a small window after a Korean claim (the verb's ending comes
-# last: 「접수되었는지 확인할 수 없습니다」) and around an English one ("has not been submitted").
+# Negation and condition are read in a small window after a Korean statement (the verb's ending
+# comes last: 「접수되었는지 확인할 수 없습니다」) and around an English one ("has not been submitted").
 _NEG_KO = re.compile(r"없|않|못|아니|아닙|아님|는지|다면|으면|려면|전에|후에|뒤에|수\s*있")
-_NEG_EN = re.compile(r"\b(?:not|no|nothing|never|without|before|once|if|until|unless|whether|cannot|can't|won't|isn't|wasn't|weren't|hasn't|haven't|didn't|after)\b|n't\b", re.I)
+_NEG_EN = re.compile(r"\b(?:not|no|nothing|never|without|before|once|if|until|unless|whether|cannot|can't|won't|isn't|wasn't|weren't|hasn't|haven't|didn't|after)\b|n't\b")
 _COND_KO = re.compile(r"려면|하세요|하십시오|필요|설정|없|않|아니|아닙|다시")
 
-_COMPLETION = re.compile(
+_COMPLETION_KO = re.compile(
     r"(?:접수|신청|제출|납부|결제|송금|이체|입금|예약|신고|등록|발급|처리|변경|해지|취소|전송|발송)\s*(?:이|가|을|를|은|는)?\s*"
     r"(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*)?(?:완료|마무리)?\s*(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤)"
-    r"|(?:접수|신청|제출|납부|결제|예약|신고|등록|발급|처리)\s*(?:가|이)?\s*완료"
-    r"|(?<![가-힣])완료(?:되었|됐|했)"
-    r"|\b(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|successfully\s+|already\s+)*"
-    r"(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted|transferred|lodged)\b"
-    r"|\bI(?:'ve|\s+have)?\s+(?:just\s+|successfully\s+|already\s+)*(?:submitted|paid|filed|booked|registered|applied|sent|reported|lodged|completed)\b"
-    r"|\bsuccessfully\s+(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied)\b",
-    re.I,
+    r"|(?:접수|신청|제출|납부|결제|예약|신고|등록|발급|처리)\s*(?:가|이)?\s*완료|완료(?:되었|됐|했)"
 )
-_CONSENT = re.compile(
+_COMPLETION_EN = re.compile(
+    r"(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|successfully\s+|already\s+)*"
+    r"(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted|transferred|lodged)\b"
+    r"|i(?:'ve|\s+have)?\s+(?:just\s+|successfully\s+|already\s+)*(?:submitted|paid|filed|booked|registered|applied|sent|reported|lodged|completed)\b"
+    r"|successfully\s+(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied)\b"
+)
+_CONSENT_KO = re.compile(
     r"동의(?:하신|해\s*주신|해주신)\s*(?:것으로|내용|사항|걸로)|동의하셨|동의를\s*(?:받았|받아\s*두었|확인했|기록했)"
     r"|동의(?:가|는)?\s*(?:정상적으로\s*)?(?:확인|기록|완료|접수|처리|등록)\s*(?:되었|됐|했)|동의된\s*것으로"
-    r"|\b(?:consent|permission|agreement)\s+(?:has\s+been|was|is|had\s+been)\s+(?:recorded|given|granted|received|confirmed|obtained|registered)\b"
-    r"|\byou\s+(?:have\s+|already\s+|'ve\s+)*(?:consented|agreed)\b",
-    re.I,
 )
-_LIVE = re.compile(
-    r"\bLive\b|실시간\s*(?:으로|데이터|정보|조회|결과|응답|자료|확인)|실제\s*(?:기관\s*)?(?:데이터|자료|조회\s*결과)"
-    r"|\breal[- ]time\s+(?:data|result|information|figures)|\blive\s+(?:data|result|information|figures)\b",
-    re.I,
+_CONSENT_EN = re.compile(
+    r"(?:consent|permission|agreement)\s+(?:has\s+been|was|is|had\s+been)\s+(?:recorded|given|granted|received|confirmed|obtained|registered)\b"
+    r"|you\s+(?:have\s+|already\s+|'ve\s+)*(?:consented|agreed)\b"
 )
-_MOCK = re.compile(r"\bMock\b|모의|예시\s*데이터|\bsample\s+data\b|\bsimulated\b", re.I)
+_LIVE_KO = re.compile(r"실시간\s*(?:으로|데이터|정보|조회|결과|응답|자료|확인)|실제\s*(?:기관\s*)?(?:데이터|자료|조회\s*결과)")
+_LIVE_EN = re.compile(r"live\b(?!\s*(?:·|-)?\s*실시간)|real[- ]time\s+(?:data|result|information|figures)")
+_LIVE_LABEL = re.compile(r"\bLive\b")  # the label, capitalised; "live" lower-case is read by _LIVE_EN
+_MOCK_KO = re.compile(r"모의|예시\s*데이터")
+_MOCK_EN = re.compile(r"mock\b|sample\s+data\b|simulated\b")
 
-_PHONE = re.compile(r"(?<![\d-])(?:0\d{1,2}|1[5-9]\d{2})[-.)\s]?\d{3,4}(?:[-.\s]?\d{4})?(?![\d-])")
-_UNIT_KO = (
-    r"km|㎞|킬로미터|킬로|m|미터|cm|mm|kg|g|mg|ml|mL|L|ℓ|℃|°C|도|%|％|퍼센트|프로|원|만\s*원|억\s*원|천\s*원|만|억"
-    r"|명|개|곳|군데|병상|석|대|건|가구|세대|회|번|배|일|시간|분|초|세|살|년|개월|주|주일|층|호|동|㎍/㎥|µg/m³|ug/m3|㎍|ppm|정|알|캡슐|포"
+_PHONE = re.compile(r"(?:0\d{1,2}|1[5-9]\d{2})[-.)\s]?\d{3,4}(?:[-.\s]?\d{4})?(?![\d-])")
+_UNITS = (
+    r"km|㎞|킬로미터|킬로|cm|mm|kg|mg|ml|m|미터|g|l|ℓ|℃|°c|도|%|％|퍼센트|프로|만\s*원|억\s*원|천\s*원|원|만|억"
+    r"|명|개|곳|군데|병상|석|대|건|가구|세대|회|번|배|일|시간|분|초|세|살|년|개월|주일|주|층|호|동|㎍/㎥|µg/m³|ug/m3|㎍|ppm"
+    r"|정|알|캡슐|포|kilometers?|kilometres?|meters?|metres?|miles?|percent|won|krw|people|persons?|beds?|places?"
+    r"|sites?|hospitals?|pharmacies|clinics?|times?|days?|hours?|hrs?|minutes?|mins?|seconds?|years?|months?|weeks?"
+    r"|degrees?|tablets?|pills?|cases?|households?"
 )
-_UNIT_EN = (
-    r"km|kilometers?|kilometres?|m|meters?|metres?|miles?|%|percent|won|KRW|people|persons?|beds?|places?|sites?|"
-    r"hospitals?|pharmacies|clinics?|times?|days?|hours?|hrs?|minutes?|mins?|seconds?|years?|months?|weeks?|"
-    r"degrees?|°C|ppm|µg/m³|tablets?|pills?|cases?|households?"
+# Numeric patterns are tried only where a run of digits starts (``_numeric``), with ``match``.
+_NUM_UNIT = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(" + _UNITS + r")(?![a-z])")
+_DATE_NUM = re.compile(
+    r"((?:19|20)\d{2})\s*(?:년|[-./])\s*(\d{1,2})\s*(?:월|[-./])\s*(\d{1,2})\s*일?(?!\d)"
+    r"|(\d{1,2})\s*월\s*(\d{1,2})\s*일"
 )
-_NUM = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?"
-_NUM_UNIT = re.compile(_NUM + r"\s*(?:" + _UNIT_KO + r")(?![A-Za-z])|" + _NUM + r"\s*(?:" + _UNIT_EN + r")\b", re.I)
-_DATE_CLAIM = re.compile(
-    r"(?<!\d)((?:19|20)\d{2})\s*(?:년|[-./])\s*(\d{1,2})\s*(?:월|[-./])\s*(\d{1,2})\s*일?"
-    r"|(?<!\d)(\d{1,2})\s*월\s*(\d{1,2})\s*일"
-    r"|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s*((?:19|20)\d{2}))?",
-    re.I,
-)
+_DATE_EN = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?(?:,?\s*((?:19|20)\d{2}))?")
+_MONTH_LEFT = re.compile(r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$")
+_ID_LEFT = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-$")
+_ID_RIGHT = re.compile(r"\d{3,}(?:-\d+)*(?![\d.])")
+_DIGITS = re.compile(r"\d+")
+_MONTH_END = set("abcdefghijklmnopqrstuvwxyz.")
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_TIME_CLAIM = re.compile(
-    r"(오전|오후|새벽|아침|낮|저녁|밤)?\s*(?<!\d)(\d{1,2})\s*시(?:\s*(\d{1,2})\s*분|\s*(반))?(?!간)"
-    r"|(?<![\d.])(\d{1,2}):(\d{2})(?!\d)(?:\s*([ap]\.?m\.?))?"
-    r"|\b(\d{1,2})\s*([ap]\.?m\.?)",
-    re.I,
+_TIME = re.compile(
+    r"(\d{1,2})\s*시(?:\s*(\d{1,2})\s*분|\s*(반))?(?!간)"
+    r"|(\d{1,2}):(\d{2})(?!\d)(?:\s*([ap])\.?m\b\.?)?"
+    r"|(\d{1,2})\s*([ap])\.?m\b\.?"
 )
-_RECEIPT = re.compile(
+_TIME_PREFIX = re.compile(r"(오전|오후|새벽|아침|낮|저녁|밤)\s*$")
+_RECEIPT_KO = re.compile(
     r"(?:접수|신청|사건|민원|처리|예약|관리|고지|납부|신고|확인|승인|주문|거래)\s*번호\s*(?:는|은|:|：)?\s*([A-Za-z0-9][A-Za-z0-9\-_/]{3,})"
-    r"|\b(?:receipt|application|case|reference|confirmation|ticket|tracking|booking|transaction)\s*(?:number|no\.?|#|ID)\s*(?:is|:)?\s*#?([A-Za-z0-9][A-Za-z0-9\-_/]{3,})"
-    r"|\b([A-Z]{2,}(?:-[A-Z0-9]+)*-\d{3,}(?:-\d+)*)\b",
-    re.I,
 )
-_LONG_NUMBER = re.compile(r"(?<![\d.])\d[\d-]{4,}\d(?![\d.])")
+_RECEIPT_EN = re.compile(
+    r"(?:receipt|application|case|reference|confirmation|ticket|tracking|booking|transaction)\s*(?:number|no\.?|#|id)\s*(?:is|:)?\s*#?([a-z0-9][a-z0-9\-_/]{3,})"
+)
+_APPROX = re.compile(r"약|대략|거의|about|around|approximately|roughly|~|≈", re.I)
+_LONG_NUMBER = re.compile(r"\d[\d-]{4,}\d(?![\d.])")
+_NUMERIC_KINDS = {"date": _DATE_NUM, "phone": _PHONE, "time": _TIME, "number": _NUM_UNIT, "long": _LONG_NUMBER}
+# One anchored match tells which kind starts at a digit run: alternatives in priority order.
+_ANY_NUMERIC = re.compile("|".join(
+    f"(?P<{k}>{re.sub(r'[(][?]P<[a-z_]+>', '(', p.pattern)})" for k, p in _NUMERIC_KINDS.items()))
 _FACILITY_SUFFIX = (
     "대학교병원", "대학병원", "병원", "의원", "약국", "보건소", "보건지소", "보건진료소", "의료원", "의료센터",
     "센터", "치과", "한의원", "소방서", "안전센터", "경찰서", "파출소", "지구대", "주민센터", "행정복지센터",
     "구청", "시청", "군청", "도청", "세무서", "우체국", "도서관", "복지관", "공단", "지사", "지청", "청사",
 )
 _SUFFIXES_LONGEST = sorted(_FACILITY_SUFFIX, key=len, reverse=True)
-_FACILITY = re.compile(r"[가-힣A-Za-z0-9·]*(?:" + "|".join(sorted(_FACILITY_SUFFIX, key=len, reverse=True)) + r")")
+_SUFFIX = re.compile("|".join(_SUFFIXES_LONGEST))
+_SUFFIX_AT_END = re.compile("(?:" + "|".join(_SUFFIXES_LONGEST) + ")$")
+_WORD_TAIL = re.compile(r"[가-힣A-Za-z0-9·]+$")
 # Words that make a facility *kind*, not a name: 「가까운 약국」, 「권역응급의료센터」, 「소아청소년과의원」.
-_GENERIC = sorted({
+_GENERIC_WORDS = {
     "근처", "가까운", "가장", "인근", "주변", "해당", "동네", "대형", "종합", "상급", "권역", "지역", "응급", "응급의료",
     "소아", "소아청소년과", "청소년", "내과", "외과", "정형외과", "신경외과", "안과", "이비인후과", "피부과", "산부인과",
     "비뇨기과", "신경과", "정신건강의학과", "재활의학과", "가정의학과", "영상의학과", "마취통증의학과", "24시", "24시간",
@@ -244,17 +267,25 @@ _GENERIC = sorted({
     "재활", "동물", "각", "다른", "모든", "이", "그", "저", "큰", "작은", "새", "관할", "담당", "가까이", "여러", "주요",
     "해당지역", "관할지역", "거주지", "읍면동", "시군구", "시도", "광역", "기초", "센터", "병원", "의원", "약국", "치과",
     "한의원", "보건소", "외래", "입원", "진료", "검진", "예방접종", "접종", "감염병", "코로나", "선별진료", "임시",
-}, key=len, reverse=True)
-_PARTICLES = re.compile(
-    r"(?:에서는|에서|으로는|으로|로는|로|에는|에|의|은|는|이|가|을|를|과|와|도|만|까지|부터|이에요|예요|입니다|이고|이며|이나|나|랑|이랑)$"
-)
+}
+_GENERIC = re.compile("(?:" + "|".join(sorted(_GENERIC_WORDS, key=len, reverse=True)) + ")*")
 _EN_FACILITY = re.compile(
-    r"\b((?:[A-Z][\w'&.-]*\s+){1,5}(?:Hospital|Clinic|Pharmacy|Medical\s+Cent(?:er|re)|Health\s+Cent(?:er|re)|Cent(?:er|re)|Fire\s+Station|Police\s+Station|Office))\b"
+    r"((?:[A-Z][\w'&.-]*\s+){1,5}(?:Hospital|Clinic|Pharmacy|Medical\s+Cent(?:er|re)|Health\s+Cent(?:er|re)|Cent(?:er|re)|Fire\s+Station|Police\s+Station|Office))\b"
 )
 _EN_GENERIC = {"the", "a", "an", "nearest", "nearby", "closest", "emergency", "general", "university", "local",
-               "public", "regional", "local", "community", "health", "medical", "children's", "24-hour", "night",
+               "public", "regional", "community", "health", "medical", "children's", "24-hour", "night",
                "this", "that", "your", "our", "any", "each", "another", "other", "big", "large", "main", "national",
                "city", "district", "welfare", "service", "citizen", "call", "customer", "support", "care"}
+_ENDS = re.compile(r"[.!?。\n]+")
+
+
+def _list_mark(text: str, start: int, i: int) -> bool:
+    """``text[:i]`` ends with a one- or two-digit number that starts the sentence or a word."""
+    k = i
+    while k > start and k > i - 3 and text[k - 1].isdigit():
+        k -= 1
+    return k < i and i - k <= 2 and (k == start or text[k - 1].isspace())
+
 
 @dataclass
 class Verdict:
@@ -266,34 +297,91 @@ class Verdict:
         return not self.removed
 
 
-def sentences(text: str) -> list[str]:
-    """Split prose into sentences, keeping line breaks as their own pieces so the kept text reads
-    as written. A period after a digit (「1.」, 「4.1km」) does not end a sentence."""
-    out: list[str] = []
-    for line in re.split(r"(\n)", text):
-        if line == "\n" or not line:
-            if line:
-                out.append(line)
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Sentence spans; a line break is a span of its own. A period after a list number (「1.」) or
+    inside a decimal (「4.1km」) does not end a sentence."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    n = len(text)
+    for m in _ENDS.finditer(text):
+        i, j = m.start(), m.end()
+        run = m.group(0)
+        if "\n" in run:
+            k = i + run.index("\n")
+            if k > start:
+                out.append((start, k))
+            out.append((k, j))
+            start = j
             continue
-        start = 0
-        for m in re.finditer(r"(?<=[^\d\s])[.!?。]+(?=\s)|[?!]+(?=[^\s?!.])|(?<=[다요죠까])\.(?=\S)", line):
-            end = m.end()
-            out.append(line[start:end])
-            start = end
-        if start < len(line):
-            out.append(line[start:])
+        after = text[j] if j < n else " "
+        if run[0] in "?!" and after not in ".":
+            pass  # 「있어요?그럼」: a question mark ends a sentence even without a space
+        elif not after.isspace():
+            if not (run == "." and i > 0 and text[i - 1] in "다요죠까"):
+                continue  # 4.1km, www.go.kr
+        elif run[0] == "." and _list_mark(text, start, i):
+            continue  # 「1. 동아대학교병원」
+        out.append((start, j))
+        start = j
+    if start < n:
+        out.append((start, n))
     return out
+
+
+def sentences(text: str) -> list[str]:
+    return [text[a:b] for a, b in _spans(text)]
 
 
 def check(text: str, facts: Facts) -> Verdict:
     """Remove every sentence holding a claim the facts do not back."""
+    spans = _spans(text)
+    starts = [a for a, _ in spans]
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: keep offsets exact
+        lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+    found: dict[int, list[tuple[int, str, re.Match[str]]]] = {}
+
+    def file(kind: str, m: re.Match[str]) -> None:
+        found.setdefault(bisect.bisect_right(starts, m.start()) - 1, []).append((m.start(), kind, m))
+
+    def file_words(kind: str, p: re.Pattern[str]) -> None:
+        for m in p.finditer(lower):  # English: at a word start only
+            if m.start() == 0 or not lower[m.start() - 1].isalnum():
+                file(kind, m)
+
+    if not facts.live_send_ok:
+        for m in _COMPLETION_KO.finditer(text):
+            if not (m.group(0).startswith("완료") and m.start() and "가" <= text[m.start() - 1] <= "힣"):
+                file("completion", m)
+        file_words("completion", _COMPLETION_EN)
+    if not facts.consented:
+        for m in _CONSENT_KO.finditer(text):
+            file("consent", m)
+        file_words("consent", _CONSENT_EN)
+    if "live" not in facts.tiers:
+        for m in _LIVE_KO.finditer(text):
+            file("live", m)
+        file_words("live", _LIVE_EN)
+    if facts.tiers and "mock" not in facts.tiers:
+        for m in _MOCK_KO.finditer(text):
+            file("mock", m)
+        file_words("mock", _MOCK_EN)
+    _numeric(text, lower, file)
+    for m in _SUFFIX.finditer(text):
+        file("facility", m)
+    for m in _EN_FACILITY.finditer(text):
+        if m.start() == 0 or not text[m.start() - 1].isalnum():
+            file("facility_en", m)
+
     kept: list[str] = []
     removed: list[dict[str, str]] = []
-    for sentence in sentences(text):
-        if not sentence.strip():
-            kept.append(sentence)
-            continue
-        bad = unbacked(sentence, facts)
+    for i, (a, b) in enumerate(spans):
+        sentence = text[a:b]
+        bad = None
+        if i in found:
+            bad = _judge(sorted(found[i], key=lambda x: x[0]), text, a, b, facts)
+            if bad is not None and _own(sentence, facts):
+                bad = None
         if bad is None:
             kept.append(sentence)
         else:
@@ -304,108 +392,159 @@ def check(text: str, facts: Facts) -> Verdict:
     return Verdict(out, removed)
 
 
-def _asserted(m: re.Match[str], sentence: str, cond: re.Pattern[str] = _NEG_KO) -> bool:
-    """The statement ``m`` is asserted, not negated or made conditional by the words around it."""
-    after = sentence[m.end(): m.end() + 16]
-    before = sentence[max(0, m.start() - 30): m.start()]
-    return not (cond.search(after) or _NEG_EN.search(before) or _NEG_EN.search(after))
+def _own(sentence: str, f: Facts) -> bool:
+    squashed = _squash(sentence)
+    return len(squashed) > 8 and squashed in f.own
 
 
-def unbacked(sentence: str, f: Facts) -> tuple[str, str] | None:
-    """The first claim in ``sentence`` the facts do not back, as (kind, claim); None if all are."""
-    if not f.live_send_ok:
-        for m in _COMPLETION.finditer(sentence):
-            if _asserted(m, sentence):
-                return "completion", m.group(0)
-    if not f.consented:
-        for m in _CONSENT.finditer(sentence):
-            if _asserted(m, sentence):
-                return "consent", m.group(0)
-    if "live" not in f.tiers:
-        for m in _LIVE.finditer(sentence):
-            if _asserted(m, sentence, _COND_KO):
-                return "tier", m.group(0)
-    if f.tiers and "mock" not in f.tiers:
-        for m in _MOCK.finditer(sentence):
-            if _asserted(m, sentence, _COND_KO):
-                return "tier", m.group(0)
-    if any(ch.isdigit() for ch in sentence):
-        hit = _numeric(sentence, f)
-        if hit is not None:
-            return hit
-    hit = _facility(sentence, f)
-    return hit
+def _numeric(text: str, lower: str, file: Any) -> None:
+    """File numeric claims, trying the patterns where each run of digits starts, most specific
+    first: an identifier or a date over a phone number, a time or a quantity."""
+    receipts: list[tuple[int, int]] = []
+    for m in _RECEIPT_KO.finditer(text):
+        file("identifier", m)
+        receipts.append(m.span())
+    for m in _RECEIPT_EN.finditer(lower):
+        if m.start() == 0 or not lower[m.start() - 1].isalnum():
+            file("identifier", m)
+            receipts.append(m.span())
+    receipts.sort()
+    end, r = -1, 0
+    for run in _DIGITS.finditer(text):
+        p = run.start()
+        while r < len(receipts) and receipts[r][1] <= p:
+            r += 1
+        if p < end or (r < len(receipts) and receipts[r][0] <= p):
+            continue
+        if p and text[p - 1] == ".":
+            continue  # the decimals of a number already read
+        before = lower[p - 1] if p else " "
+        if before == "-" and (idl := _ID_LEFT.search(lower, max(0, p - 30), p)) and (m := _ID_RIGHT.match(text, p)):
+            file("token", _Span(idl.start(), m.end(), text))
+            end = m.end()
+            continue
+        if before.isspace() and p > 1 and lower[p - 2] in _MONTH_END:
+            mon = _MONTH_LEFT.search(lower, max(0, p - 16), p)
+            if mon is not None and (m := _DATE_EN.match(lower, p)):
+                file("date_en", _Span(mon.start(), m.end(), text, (mon.group(1), m.group(1), m.group(2))))
+                end = m.end()
+                continue
+        m = _ANY_NUMERIC.match(lower, p)  # which kind, most specific first; then its own groups
+        if m is not None:
+            kind = m.lastgroup or "long"
+            m = _NUMERIC_KINDS[kind].match(lower, p)
+            file(kind, m)
+            end = m.end()
 
 
-def _numeric(sentence: str, f: Facts) -> tuple[str, str] | None:
-    spans: list[tuple[int, int]] = []
+class _Span:
+    """A match-like record for claims assembled from two pieces (a word before a number)."""
 
-    def taken(m: re.Match[str]) -> bool:
-        return any(a < m.end() and m.start() < b for a, b in spans)
+    def __init__(self, start: int, end: int, text: str, groups: tuple[Any, ...] = ()):
+        self._start, self._end, self._text, self._groups = start, end, text, groups
 
-    for m in _RECEIPT.finditer(sentence):
-        tok = next(g for g in m.groups() if g)
-        if not any(ch.isdigit() for ch in tok):
-            continue
-        spans.append(m.span())
-        if _id(tok) not in f.tokens and re.sub(r"\D", "", tok) not in f.digits:
-            return "identifier", tok
-    for m in _DATE_CLAIM.finditer(sentence):
-        spans.append(m.span())
-        g = m.groups()
-        if g[0]:
-            key = (int(g[0]), int(g[1]), int(g[2]))
-        elif g[3]:
-            key = (0, int(g[3]), int(g[4]))
-        else:
-            key = (int(g[7]) if g[7] else 0, _MONTHS.get(g[5][:3].lower(), 0), int(g[6]))
-        if key not in f.dates:
-            return "date", m.group(0).strip()
-    for m in _PHONE.finditer(sentence):
-        if taken(m):
-            continue
-        digits = re.sub(r"\D", "", m.group(0))
-        if len(digits) < 7:
-            continue
-        spans.append(m.span())
-        if digits not in f.digits:
-            return "phone", m.group(0).strip()
-    for m in _TIME_CLAIM.finditer(sentence):
-        if taken(m):
-            continue
-        spans.append(m.span())
-        if not _time_backed(m, f):
-            return "time", m.group(0).strip()
-    for m in _NUM_UNIT.finditer(sentence):
-        if taken(m):
-            continue
-        whole, frac = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        unit = m.group(0)[len(whole) + (len(frac) + 1 if frac else 0):].strip().lower()
-        spans.append(m.span())
-        if not _number_backed(whole, frac, unit, f):
-            return "number", m.group(0).strip()
-    # Any other long number reads as an identifier (a case or account number, a code).
-    for m in _LONG_NUMBER.finditer(sentence):
-        if taken(m):
-            continue
-        digits = re.sub(r"\D", "", m.group(0))
-        if len(digits) >= 6 and digits not in f.digits and _id(m.group(0)) not in f.tokens:
-            return "identifier", m.group(0)
+    def start(self, *_: Any) -> int:
+        return self._start
+
+    def end(self, *_: Any) -> int:
+        return self._end
+
+    def group(self, i: int = 0) -> str:
+        return self._text[self._start: self._end] if i == 0 else self._groups[i - 1]
+
+
+def _judge(matches: list[tuple[int, str, re.Match[str]]], text: str, a: int, b: int, f: Facts) -> tuple[str, str] | None:
+    """The first claim among a sentence's matches the facts do not back, as (kind, claim)."""
+    backed_ko = False
+    for _, kind, m in matches:
+        claim = text[m.start(): m.end()]
+        if kind in ("completion", "consent"):
+            if _asserted(text, m, a, b, _NEG_KO):
+                return kind, claim.strip()
+        elif kind in ("live", "mock"):
+            if _asserted(text, m, a, b, _COND_KO):
+                return "tier", claim.strip()
+        elif kind in ("identifier", "token"):
+            tok = text[m.start(1): m.end(1)] if kind == "identifier" else claim
+            if any(ch.isdigit() for ch in tok) and _id(tok) not in f.tokens and _NONDIGIT.sub("", tok) not in f.digits:
+                return "identifier", tok
+        elif kind == "date":
+            g = m.groups()
+            key = (int(g[0]), int(g[1]), int(g[2])) if g[0] else (0, int(g[3]), int(g[4]))
+            if key not in f.dates:
+                return "date", claim.strip()
+        elif kind == "date_en":
+            key = (int(m.group(3)) if m.group(3) else 0, _MONTHS[m.group(1)], int(m.group(2)))
+            if key not in f.dates:
+                return "date", claim.strip()
+        elif kind == "phone":
+            digits = _NONDIGIT.sub("", claim)
+            if len(digits) >= 7 and digits not in f.digits:
+                return "phone", claim.strip()
+        elif kind == "time":
+            if not _time_backed(m, text, f):
+                return "time", claim.strip()
+        elif kind == "number":
+            approx = bool(_APPROX.search(text[max(a, m.start() - 6): m.start()]))
+            if not _number_backed(m.group(1), m.group(2), m.group(3), f, approx):
+                return "number", claim.strip()
+        elif kind == "long":
+            digits = _NONDIGIT.sub("", claim)
+            if len(digits) >= 6 and digits not in f.digits and _id(claim) not in f.tokens:
+                return "identifier", claim
+        elif kind == "facility":
+            name = _facility_name(text, m, a)
+            if name is None:
+                continue
+            if _squash(name) in f.text:
+                backed_ko = True
+                continue
+            return "facility", name
+        elif kind == "facility_en":
+            name = m.group(1)
+            words = name.split()
+            if all(w.lower().strip("'.,") in _EN_GENERIC for w in words[:-1]):
+                continue
+            if backed_ko and "(" in text[max(a, m.start() - 3): m.start()]:
+                continue  # an English gloss of a name the evidence backs: 동아대학교병원 (Dong-A University Hospital)
+            if _squash(name) in f.text:
+                continue
+            return "facility", name
     return None
 
 
-def _time_backed(m: re.Match[str], f: Facts) -> bool:
+def _asserted(text: str, m: re.Match[str], a: int, b: int, cond: re.Pattern[str]) -> bool:
+    """The statement ``m`` is asserted, not negated or made conditional by the words around it."""
+    after = text[m.end(): min(b, m.end() + 16)]
+    before = text[max(a, m.start() - 30): m.start()].lower()
+    return not (cond.search(after) or _NEG_EN.search(before) or _NEG_EN.search(after.lower()))
+
+
+def _facility_name(text: str, m: re.Match[str], a: int) -> str | None:
+    """The whole word a facility suffix ends (「동아대학교」+「병원」), or None for a facility kind."""
+    w = _WORD_TAIL.search(text, max(a, m.start() - 24), m.start())
+    name = (w.group(0) if w else "") + m.group(0)
+    if _is_generic(name):
+        return None
+    return name
+
+
+def _time_backed(m: re.Match[str], text: str, f: Facts) -> bool:
     g = m.groups()
-    if g[1] is not None:
-        h, mi = int(g[1]), 30 if g[3] else int(g[2] or 0)
-        pm = g[0] in ("오후", "저녁", "밤") and h < 12
-        options = {(h + 12) % 24 if pm else h % 24} if g[0] else {h % 24, (h + 12) % 24}
-    elif g[4] is not None:
-        h, mi = int(g[4]), int(g[5])
-        options = {h % 24} if not g[6] else {(h % 12) + (12 if g[6].lower().startswith("p") else 0)}
+    if g[0] is not None:
+        h, mi = int(g[0]), 30 if g[2] else int(g[1] or 0)
+        pre = _TIME_PREFIX.search(text[max(0, m.start() - 4): m.start()])
+        if pre:
+            pm = pre.group(1) in ("오후", "저녁", "밤") and h < 12
+            options = {(h + 12) % 24 if pm else h % 24}
+        else:
+            options = {h % 24, (h + 12) % 24}
+    elif g[3] is not None:
+        h, mi = int(g[3]), int(g[4])
+        options = {h % 24} if not g[5] else {(h % 12) + (12 if g[5] == "p" else 0)}
     else:
-        h, mi = int(g[7]), 0
-        options = {(h % 12) + (12 if g[8].lower().startswith("p") else 0)}
+        h, mi = int(g[6]), 0
+        options = {(h % 12) + (12 if g[7] == "p" else 0)}
     return any((o, mi) in f.times for o in options)
 
 
@@ -414,10 +553,12 @@ _SCALE = {"km": (1000.0,), "㎞": (1000.0,), "킬로미터": (1000.0,), "킬로"
           "meter": (0.001,), "meters": (0.001,), "metres": (0.001,), "metre": (0.001,), "만원": (10000.0,),
           "만 원": (10000.0,), "만": (10000.0,), "억원": (1e8,), "억 원": (1e8,), "억": (1e8,), "천원": (1000.0,),
           "천 원": (1000.0,), "%": (0.01,), "％": (0.01,), "퍼센트": (0.01,), "프로": (0.01,), "percent": (0.01,),
-          "분": (1 / 60,), "minutes": (1 / 60,), "minute": (1 / 60,), "mins": (1 / 60,), "min": (1 / 60,)}
+          "분": (60.0, 1 / 60), "minutes": (60.0, 1 / 60), "minute": (60.0, 1 / 60), "mins": (60.0, 1 / 60),
+          "min": (60.0, 1 / 60), "시간": (3600.0, 60.0), "hours": (3600.0, 60.0), "hour": (3600.0, 60.0),
+          "hrs": (3600.0, 60.0), "초": (1 / 60,), "seconds": (1 / 60,)}
 
 
-def _number_backed(whole: str, frac: str | None, unit: str, f: Facts) -> bool:
+def _number_backed(whole: str, frac: str | None, unit: str, f: Facts, approx: bool = False) -> bool:
     value = float(whole.replace(",", "") + ("." + frac if frac else ""))
     decimals = len(frac) if frac else 0
     if value in f.numbers:
@@ -425,47 +566,23 @@ def _number_backed(whole: str, frac: str | None, unit: str, f: Facts) -> bool:
     # A rounded or rescaled figure of a number the evidence holds: 4.1 km for 4123 (m), 35% for
     # 0.35 — within half a unit of the claim's last stated digit.
     half = 0.5 * 10 ** -decimals + 1e-9
-    for s in (1.0, *_SCALE.get(unit, ())):
+    if f.near(value - half, value + half):
+        return True
+    # Converted from another unit, a whole number is as precise as its last non-zero digit
+    # (770 m for 0.7689 km, 19분 for 1,140 s).
+    if not decimals:
+        zeros = len(whole) - len(whole.rstrip("0"))
+        half = 0.5 * 10 ** zeros + 1e-9
+        if approx and f.near(value - half, value + half):  # 약 770m for 768 (m)
+            return True
+    for s in _SCALE.get(re.sub(r"\s+", " ", unit), ()):
         if f.near((value - half) * s, (value + half) * s):
             return True
     return False
 
 
-def _facility(sentence: str, f: Facts) -> tuple[str, str] | None:
-    backed_ko = False
-    for m in _FACILITY.finditer(sentence):
-        name = _PARTICLES.sub("", m.group(0))
-        if not name or _is_generic(name):
-            continue
-        if _squash(name) in f.text:
-            backed_ko = True
-            continue
-        return "facility", name
-    for m in _EN_FACILITY.finditer(sentence):
-        name = m.group(1)
-        words = name.split()
-        if all(w.lower().strip("'.,") in _EN_GENERIC for w in words[:-1]):
-            continue
-        if backed_ko and re.search(r"\(\s*" + re.escape(name), sentence):
-            continue  # an English gloss of a name the evidence backs: 동아대학교병원 (Dong-A University Hospital)
-        if _squash(name) in f.text:
-            continue
-        return "facility", name
-    return None
-
-
 def _is_generic(name: str) -> bool:
     """A facility kind, not a name: nothing but generic words before the suffix (or nothing)."""
-    rest = name
-    for suffix in _SUFFIXES_LONGEST:
-        if rest.endswith(suffix):
-            rest = rest[: -len(suffix)]
-            break
-    while rest:
-        for g in _GENERIC:
-            if rest.startswith(g):
-                rest = rest[len(g):]
-                break
-        else:
-            return False
-    return True
+    m = _SUFFIX_AT_END.search(name)
+    rest = name[: m.start()] if m else name
+    return _GENERIC.fullmatch(rest) is not None

@@ -1,0 +1,136 @@
+"""The claim check alone (Korean and English), argument provenance alone, and the check read over
+the engine's own answers: what the evidence says is never removed."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+
+from ummaya.runtime.turn.claims import build_facts, check, sentences
+from ummaya.runtime.turn.provenance import dates_in, given_by_citizen
+
+KST = dt.timezone(dt.timedelta(hours=9))
+ER = {"items": [
+    {"name": "동아대학교병원", "category": "권역응급의료센터", "phone": "051-240-2000", "distance_km": 4.5,
+     "er_beds": 6, "updated_at": "2026-12-01T02:13:42+09:00", "opens": "0900", "closes": "2000"},
+    {"name": "삼육부산병원", "phone": "051-600-7575", "distance_km": 4.06},
+], "total_count": 2}
+
+
+@pytest.fixture
+def facts():
+    return build_facts([ER, {"title": "응급의료포털", "agency": "국립중앙의료원"}],
+                       citizen=["동아대 승학캠퍼스 근처 응급실 알려줘"], tiers={"mock"},
+                       clock=dt.datetime(2026, 12, 1, 11, 0, tzinfo=KST))
+
+
+@pytest.mark.parametrize("sentence", [
+    "동아대학교병원이 약 4.5km 거리에 있어요.",
+    "삼육부산병원이 약 4.1km로 가장 가까워요.",  # 4.06 rounded
+    "응급실 전화번호는 051-240-2000이에요.",
+    "동아대학교병원에 병상 6개가 비어 있어요.",
+    "2곳을 찾았어요.",  # a count of the records
+    "12월 1일 오전 9시에 문을 열고 오후 8시에 닫아요.",
+    "가까운 병원은 권역응급의료센터인 동아대학교병원이에요.",
+    "실제로 제출된 것은 없습니다.",
+    "응급 상황이면 119에 전화하세요.",
+    "Dong-A is 4.5 km away: 동아대학교병원 (Dong-A University Hospital).",
+    "Nothing was submitted.",
+    "It opens at 9:00 am.",
+    "(Mock 예시 데이터)",
+])
+def test_backed_claims_stay(facts, sentence):
+    v = check(sentence, facts)
+    assert v.grounded and v.text == sentence.strip(), v.removed
+
+
+@pytest.mark.parametrize("sentence,kind", [
+    ("응급실 직통 번호는 051-777-1234예요.", "phone"),
+    ("Call 02-555-0101 to confirm.", "phone"),
+    ("응급실 병상은 12개 남아 있어요.", "number"),
+    ("응급실 환자의 73%가 경증입니다.", "number"),
+    ("The wait is about 47 minutes.", "number"),
+    ("12월 25일에는 휴진합니다.", "date"),
+    ("It closes on December 24, 2026.", "date"),
+    ("오후 11시에 접수를 마감해요.", "time"),
+    ("It closes at 23:30.", "time"),
+    ("접수번호는 2026-1130-7781입니다.", "identifier"),
+    ("Your case number is BJR-88123.", "identifier"),
+    ("하단중앙병원 응급실도 열려 있어요.", "facility"),
+    ("The nearest one is Hadan Central Hospital.", "facility"),
+    ("신청이 정상적으로 접수되었습니다.", "completion"),
+    ("과태료가 납부 완료되었어요.", "completion"),
+    ("Your application has been submitted.", "completion"),
+    ("I have paid the fine for you.", "completion"),
+    ("개인정보 제공에 동의하신 것으로 확인했습니다.", "consent"),
+    ("You have consented to the data use.", "consent"),
+    ("[Live · 국립중앙의료원] 실시간으로 조회한 결과예요.", "tier"),
+    ("This is live data from the agency.", "tier"),
+])
+def test_unbacked_claims_go_with_their_sentence(facts, sentence, kind):
+    text = f"동아대학교병원이 가까워요. {sentence} 출발 전에 전화하세요."
+    v = check(text, facts)
+    assert [r["kind"] for r in v.removed] == [kind], v.removed
+    assert v.text == "동아대학교병원이 가까워요. 출발 전에 전화하세요."
+
+
+def test_completion_stands_after_a_live_send_returned_ok():
+    live = build_facts([{"status": "accepted"}], tiers={"live"}, live_send_ok=True)
+    assert check("신청이 접수되었습니다.", live).grounded
+    mock = build_facts([{"status": "accepted"}], tiers={"mock"})
+    assert not check("신청이 접수되었습니다.", mock).grounded
+
+
+def test_sentences_keep_decimals_lists_and_line_breaks():
+    assert sentences("약 4.1km예요. 1. 동아대학교병원\n2. 삼육부산병원") == ["약 4.1km예요.", " 1. 동아대학교병원", "\n", "2. 삼육부산병원"]
+
+
+@pytest.mark.parametrize("value,text,ok", [
+    ("1988-03-02", "저 1988년 3월 2일생이에요", True),
+    ("1988-03-02", "생년월일 88.3.2", True),
+    ("1988-03-02", "880302-1234567", True),
+    ("19880302", "1988-03-02", True),
+    ("1988-03-03", "1988년 3월 2일생", False),
+])
+def test_birth_dates_compare_in_one_form(value, text, ok):
+    assert given_by_citizen("birth_date", value, [text]) is ok
+    assert (1988, 3, 2) in dates_in("1988년 3월 2일") and (2005, 1, 9) in dates_in("05.1.9")
+
+
+def test_names_and_phones_compare_without_spacing():
+    assert given_by_citizen("person_name", "홍길동", ["제 이름은 홍 길동입니다"])
+    assert not given_by_citizen("person_name", "김철수", ["제 이름은 홍길동입니다"])
+    assert given_by_citizen("phone", "01012345678", ["연락처 010 1234 5678"])
+    assert not given_by_citizen("phone", "010-9999-0000", ["연락처 010 1234 5678"])
+
+
+def test_the_engine_answers_pass_their_own_check(catalog, retriever, store, monkeypatch):
+    """Read over every scenario's offline answer, the check removes nothing: the engine's rendered
+    evidence is exactly what the facts hold (a bound on false removals from model prose)."""
+    from tests.turn.conftest import REPO
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.dispatch import Dispatcher
+    from ummaya.runtime.scenarios import load_scenarios
+    from ummaya.runtime.turn import TurnRequest
+    from ummaya.runtime.turn import answer as stage
+    from ummaya.runtime.turn import engine as engine_mod
+
+    verdicts: list[tuple[str, object]] = []
+
+    def checked_answer_stop(planned, ctx, st):
+        stop = stage.answer_stop(planned, ctx, st)
+        if stop is not None and stop.reason == "completed" and st.evidence:
+            verdicts.append((ctx.request, check(stop.text, stage.facts_for(ctx, st))))
+        return stop
+
+    monkeypatch.setattr(engine_mod, "answer_stop", checked_answer_stop)
+    engine = build_engine(catalog.root, catalog=catalog, retriever=retriever,
+                          dispatcher=Dispatcher(catalog, env={}), store=store)
+    for _, sc in load_scenarios(REPO):
+        first = sc.all_turns()[0]
+        asyncio.run(engine.ask(TurnRequest(first.request, mode="mock", consents=tuple(sc.consents))))
+    assert len(verdicts) >= 15
+    bad = [(q, v.removed) for q, v in verdicts if not v.grounded]
+    assert not bad, bad
