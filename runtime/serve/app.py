@@ -211,7 +211,8 @@ class Service:
         answer = None
         if result is not None:
             meta.update({"candidates": result.candidates, "usage": result.usage,
-                         "language": result.language, "layer": result.layer})
+                         "language": result.language, "layer": result.layer,
+                         "grounded": result.grounded, "removed_claims": result.removed_claims})
             calls, answer = result.calls, result.answer
         return Trace(
             trace_id=state.trace_id, created_at=state.received_wall, release_id=state.release_id,
