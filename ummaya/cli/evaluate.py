@@ -97,3 +97,88 @@ def conversations(as_json: bool, split: str, eval_file: Path | None, failures: b
         click.echo("PASS" if not rep.below() else "FAIL: " + "; ".join(rep.below()))
     if rep.below():
         raise SystemExit(1)
+
+
+@eval_group.command("turns")
+@click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True,
+              help="openai: any OpenAI-compatible server (K-EXAONE on FriendliAI, vLLM, Ollama).")
+@click.option("--base-url", default=None, help="The server's /v1 URL (default: UMMAYA_LLM_BASE_URL).")
+@click.option("--model", default=None, help="Model name (default: UMMAYA_LLM_MODEL, else K-EXAONE).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(1, 600), default=None,
+              help="Seconds per model reply (default: UMMAYA_LLM_TIMEOUT_S, else 60).")
+@click.option("--scenarios", "scenario_path", type=click.Path(exists=True, path_type=Path), default=None,
+              help="A scenario file or folder (default: registry/scenarios/ in the project).")
+@click.option("--only", default=None, help="Only scenarios whose id contains this text.")
+@click.option("--min-pass", type=click.FloatRange(0, 1), default=None,
+              help="Exit 1 when the pass rate is below this (e.g. 0.9).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object with every figure.")
+@click.option("--failures", is_flag=True, help="List the turns that failed and why.")
+@root_option
+def turns(planner: str, base_url: str | None, model: str | None, timeout_s: float | None,
+          scenario_path: Path | None, only: str | None, min_pass: float | None, as_json: bool,
+          failures: bool, root: str | None) -> None:
+    """Pass rate, grounded rate, stop-reason confusion and p50/p95 per turn on the scenario set.
+
+    The API key is read from UMMAYA_LLM_API_KEY (or FRIENDLI_TOKEN), never from the command line.
+    Mock dispatch unless a scenario says otherwise; a throw-away SQLite store."""
+    import asyncio
+    import os
+    import tempfile
+
+    from ummaya.paths import find_root, generated_dir
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.catalog import CatalogError
+    from ummaya.runtime.eval_turns import evaluate, format_report, load
+    from ummaya.runtime.plan.base import ProviderError
+    from ummaya.runtime.store import open_store
+
+    project = Path(root).resolve() if root else find_root()
+    if scenario_path is None:
+        if project is None:
+            fail("no project found: pass --root DIR or --scenarios PATH")
+        scenario_path = project / "registry" / "scenarios"
+    try:
+        scenarios = load(scenario_path)
+    except (OSError, ValueError) as exc:
+        fail(f"error: {scenario_path}: {exc}", 2)
+    planner_obj: object = planner
+    if planner == "openai":
+        from ummaya.runtime.plan.openai_compat import ENV_BASE_URL, ENV_MODEL, OpenAICompatPlanner
+
+        env = dict(os.environ)
+        if base_url:
+            env[ENV_BASE_URL] = base_url
+        if model:
+            env[ENV_MODEL] = model
+        overrides = {"timeout_s": timeout_s} if timeout_s else {}
+        try:
+            planner_obj = OpenAICompatPlanner.from_env(env, **overrides)
+        except ProviderError as exc:
+            fail(f"error [{exc.code}]: {exc.message}", 2)
+    with tempfile.TemporaryDirectory(prefix="ummaya-eval-") as tmp:
+        store = open_store(f"sqlite:///{Path(tmp) / 'eval.sqlite3'}")
+        try:
+            engine = build_engine(generated_dir(root), planner=planner_obj, store=store)  # type: ignore[arg-type]
+            name = getattr(engine.planner, "model", None) or engine.planner.name
+
+            def progress(row: object) -> None:
+                if not as_json:
+                    mark = "ok " if not row.problems else "BAD"  # type: ignore[attr-defined]
+                    click.echo(f"  {mark} {row.scenario}#{row.turn} {row.got:18} {row.ms:8.0f} ms", err=True)  # type: ignore[attr-defined]
+
+            rep = asyncio.run(evaluate(engine, scenarios, planner=f"{planner} ({name})", only=only, progress=progress))
+        except CatalogError as exc:
+            fail(f"error [catalog_missing]: {exc}", 2)
+        finally:
+            store.close()
+    if as_json:
+        emit_json(rep.as_dict())
+    else:
+        click.echo(format_report(rep))
+        if failures:
+            for f in rep.as_dict()["failures"]:
+                click.echo(f"  {f['scenario']}#{f['turn']} ({f['request']!r}):")
+                for p in f["problems"]:
+                    click.echo(f"      {p}")
+    if min_pass is not None and rep.pass_rate < min_pass:
+        raise SystemExit(1)
