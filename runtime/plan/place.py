@@ -54,6 +54,9 @@ _PREDICATE_END = re.compile(
     r"줘|줘요|다|지|죠|네|까|고서|면서|더니|잖아|거든|을까|ㄹ까|할|한|하는|있는|없는|아픈|다친|"
     r"(?<!경찰|소방|세무|보건|우체|파출)서|워서|와서|러서|려서|데)$"
 )
+# Polite verb endings (「연락주세요」, 「가볼게요」): a request, never a noun with a copula.
+_POLITE_END = re.compile(r"(?:세요|셔요|게요|래요|까요|네요|어요|아요|해요|죠|습니다)$")
+
 # Place-name suffixes: a word ending so is a place even when unknown.
 _PLACE_SUFFIX = re.compile(
     r"(?:특별시|광역시|특별자치시|특별자치도|도|시|군|구|읍|면|동|리|\d가|로|길|경찰서|소방서|세무서|보건소|우체국|번길|역|터미널|공항|항|병원|의원|"
@@ -119,13 +122,16 @@ def classify(word: str) -> tuple[str, str]:
         return "skip", ""
     if m and len(m.group("noun")) >= 2 and not _is_function(m.group("noun")):
         noun = m.group("noun")
-        if noun in known_places() or _PLACE_SUFFIX.search(noun) or not _PREDICATE_END.search(noun):
+        if noun in known_places() or _PLACE_SUFFIX.search(noun) or not (
+                _PREDICATE_END.search(noun) or _POLITE_END.search(w)):
             return "place_end", noun
     stem = _strip_particle(w)
     if stem in known_places() or _PLACE_SUFFIX.search(stem):
         return "place", stem
-    if _PREDICATE_END.search(w):
+    if _PREDICATE_END.search(w) or _POLITE_END.search(w):
         return "stop", ""
+    if len(stem) < 2 and re.fullmatch(r"[가-힣]", stem):
+        return "skip", ""  # a lone syllable (「로」 left by a removed value) names nothing
     kind = _kiwi_kind(w)
     if kind is not None:
         return kind, (stem if kind == "place" else "")

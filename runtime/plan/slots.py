@@ -100,7 +100,8 @@ def _without_personal(text: str) -> str:
     from ..guard.personal import find_personal
 
     for f in sorted(find_personal(text), key=lambda f: f.start, reverse=True):
-        text = text[: f.start] + " ⟦⟧ " + text[f.end:]
+        # Glued to what follows (「⟦⟧이고」, 「⟦⟧로」): the particle goes with the value, not the place.
+        text = text[: f.start] + "⟦⟧" + text[f.end:]
     return text
 
 

@@ -89,3 +89,17 @@ def test_kiwi_refines_unknown_words_only_when_already_loaded(monkeypatch) -> Non
     assert place_span("빨갛게 근처 약국", "ko") is None
     assert place_span("승학캠퍼스 근처 약국", "ko") == "승학캠퍼스"
     assert kiwi is analysis._kiwi
+
+
+def test_what_a_removed_value_leaves_is_no_place(talk) -> None:
+    from .conftest import args_of
+
+    r = talk("제 이메일은 kim@test.com이고 하단동 근처 응급실")
+    assert args_of(r, "kakao_keyword_search") == {"query": "하단동"}
+    r = talk("010 1234 5678로 연락주세요 부산역은?")
+    assert args_of(r, "kakao_keyword_search") == {"query": "부산역"}
+
+
+@pytest.mark.parametrize("text", ["연락주세요", "가볼게요", "알겠습니다"])
+def test_polite_verbs_are_not_places(text: str) -> None:
+    assert bare_place(text, "ko") is None
