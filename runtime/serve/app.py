@@ -647,5 +647,8 @@ def openapi_bytes(app: Any) -> bytes:
 
 def app_from_env() -> Any:
     """The uvicorn factory: ``uvicorn --factory ummaya.runtime.serve.app:app_from_env``."""
+    from ummaya.runtime.log_filter import install
+
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    install()  # every worker: no credential (a Live call's URL) or personal data in any log line
     return create_app(ServeSettings.from_env())

@@ -51,3 +51,6 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="ummaya")
 def main() -> None:
     """UMMAYA: ask for Korean public-service outcomes, grounded in real public data."""
+    from ummaya.runtime.log_filter import install
+
+    install()  # no log line of any command carries a credential or personal data

@@ -46,5 +46,8 @@ def serve(host: str, port: int, db: str | None, workers: int, default_alias: str
         os.environ["UMMAYA_DEFAULT_ALIAS"] = default_alias
     if no_auto_publish:
         os.environ["UMMAYA_AUTO_PUBLISH"] = "off"
+    from ummaya.runtime.log_filter import uvicorn_log_config
+
     uvicorn.run("ummaya.runtime.serve.app:app_from_env", factory=True, host=host, port=port,
-                workers=workers, log_level=log_level, access_log=False, timeout_graceful_shutdown=10)
+                workers=workers, log_level=log_level, access_log=False, timeout_graceful_shutdown=10,
+                log_config=uvicorn_log_config())
