@@ -36,14 +36,16 @@ def security_settings(env: dict[str, str] | None = None) -> TransportSecuritySet
 
 
 class ServiceEngines:
-    """A turn engine over the serving app's active release, one per release id."""
+    """A turn engine over the serving app's active release, built per call (cheap) so that
+    retrieval goes through the same rerank and tool budget as ``/v1/answer``."""
 
     def __init__(self, service_of: Callable[[], Any]):
         self.service_of = service_of
-        self._engines: dict[str, TurnEngine] = {}
 
     def __call__(self) -> TurnEngine:
         from ummaya.runtime.serve.models import Generation
+        from ummaya.runtime.serve.pipeline import RequestState, RerankingRetriever
+        from ummaya.runtime.store.models import new_trace_id, utcnow
 
         service = self.service_of()
         release = service.store.resolve(service.settings.default_alias)
@@ -51,14 +53,11 @@ class ServiceEngines:
         if loaded is None:
             raise MCPError(types.INTERNAL_ERROR, f"not_ready: no loaded release behind alias "
                            f"{service.settings.default_alias!r}")
-        engine = self._engines.get(loaded.release_id)
-        if engine is None:
-            engine = TurnEngine(loaded.catalog, loaded.retriever, loaded.dispatcher,
-                                service.planner_for(Generation()), store=service.store,
-                                retention=service.settings.retention,
-                                widen_providers=loaded.policy.rerank.widen)
-            self._engines = {loaded.release_id: engine}
-        return engine
+        state = RequestState("mcp", new_trace_id(), utcnow())  # rerank bookkeeping only
+        retriever = RerankingRetriever(loaded, state, loaded.policy.default_top_k)
+        return TurnEngine(loaded.catalog, retriever, loaded.dispatcher, service.planner_for(Generation()),
+                          store=service.store, retention=service.settings.retention,
+                          widen_providers=loaded.policy.rerank.widen)
 
 
 def mount(app: Any, service_of: Callable[[], Any], *, mode: str = "auto",
