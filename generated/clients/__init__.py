@@ -9,6 +9,7 @@ ADAPTERS = (
     "juso_address_search",
     "kakao_coord_to_region",
     "kakao_keyword_search",
+    "kasi_public_holidays",
     "kma_short_term_forecast",
     "kma_ultra_short_nowcast",
     "kma_weather_warnings",
