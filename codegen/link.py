@@ -253,15 +253,21 @@ def _fixture_key(checker: str, lm: LoadedManifest, resolved) -> str:
     return h.hexdigest()
 
 
+def _adapter_checks(lm: LoadedManifest, resolved, parse) -> tuple[list[Problem], list[str]]:
+    """check_fixtures plus issue 12's provenance and documented-response rules (own modules)."""
+    problems, parsed = check_fixtures(lm, resolved, parse)
+    return problems + check_provenance(lm) + check_response_fields(lm, resolved), parsed
+
+
 def _cached_check(lm: LoadedManifest, resolved, parse, cache, checker: str | None) -> tuple[list[Problem], list[str]]:
     if cache is None or checker is None:
-        return check_fixtures(lm, resolved, parse)
+        return _adapter_checks(lm, resolved, parse)
     key = _fixture_key(checker, lm, resolved)
     hit = cache.get("link", key)
     if hit is not None:
         data = json.loads(hit["result.json"])
         return [Problem(*p) for p in data["problems"]], data["parsed"]
-    problems, parsed = check_fixtures(lm, resolved, parse)
+    problems, parsed = _adapter_checks(lm, resolved, parse)
     payload = {"problems": [[p.path, p.line, p.message] for p in problems], "parsed": parsed}
     cache.put("link", key, {"result.json": json.dumps(payload).encode()})
     return problems, parsed
@@ -318,7 +324,6 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
         result.problems += check_extensions(lm, regs)
         problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
         result.problems += problems
-        result.problems += check_provenance(lm) + check_response_fields(lm, resolved)  # issue 12
         if parse is not None:
             result.parsed[lm.id] = parsed
     result.problems.sort()
