@@ -186,11 +186,14 @@ _COMPLETION_KO = re.compile(
     r"(?:접수|신청|제출|납부|결제|송금|이체|입금|예약|신고|등록|발급|처리|변경|해지|취소|전송|발송)\s*(?:이|가|을|를|은|는)?\s*"
     r"(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*)?(?:완료|마무리)?\s*(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤)"
     r"|(?:접수|신청|제출|납부|결제|예약|신고|등록|발급|처리)\s*(?:가|이)?\s*완료|완료(?:되었|됐|했)"
+    # Things done *for* the citizen that only a send adapter could have done.
+    r"|(?:보냈|전송했|발송했|전달했|연결했|통보했|연락했|알렸)(?:습니다|어요|다)"
+    r"|(?:보내|전달해|연결해|연락해|예약해|신청해|접수해|제출해|납부해|결제해|신고해|등록해)\s*드렸"
 )
 _COMPLETION_EN = re.compile(
     r"(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|successfully\s+|already\s+)*"
-    r"(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted|transferred|lodged)\b"
-    r"|i(?:'ve|\s+have)?\s+(?:just\s+|successfully\s+|already\s+)*(?:submitted|paid|filed|booked|registered|applied|sent|reported|lodged|completed)\b"
+    r"(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted|transferred|lodged|forwarded|notified|scheduled)\b"
+    r"|i(?:'ve|\s+have)?\s+(?:just\s+|successfully\s+|already\s+)*(?:submitted|paid|filed|booked|registered|applied|sent|reported|lodged|completed|contacted|called|notified|forwarded|scheduled|emailed)\b"
     r"|successfully\s+(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied)\b"
 )
 _CONSENT_KO = re.compile(
@@ -201,6 +204,16 @@ _CONSENT_EN = re.compile(
     r"(?:consent|permission|agreement)\s+(?:has\s+been|was|is|had\s+been)\s+(?:recorded|given|granted|received|confirmed|obtained|registered)\b"
     r"|you\s+(?:have\s+|already\s+|'ve\s+)*(?:consented|agreed)\b"
 )
+# Where to go or write: a link, an e-mail address, a street address (「낙동대로 550」, 「하단동 840-1」).
+# Each is found by its anchor (a scheme, "www.", ".go.kr", "@", a road or 동 suffix before a
+# number) and widened to the whole word by hand: a pattern that starts with a word class would be
+# tried at every letter of the answer.
+_LINK_ANCHOR = re.compile(r"https?://|www\.|\.(?:go|or|co|ac|re|ne)\.kr\b|@")
+_LINK_END = re.compile(r"[^\s)\]」』>,]*")
+_LINK_START = re.compile(r"[a-z0-9._%+:/-]*$")
+_ADDRESS_ANCHOR = re.compile(r"(?:대로|로|길)\s*\d+(?:\s*번길\s*\d+)?(?:-\d+)?|동\s*\d+(?:-\d+)?")
+_ADDRESS_WORD = re.compile(r"[가-힣0-9]*[가-힣]$")
+_ADDRESS_NOT = re.compile(r"[\d.]|\s*(?:km|m|개|곳|명|분|시|%|원|번|배|초|세|살|일|년|층|호)")
 _LIVE_KO = re.compile(r"실시간\s*(?:으로|데이터|정보|조회|결과|응답|자료|확인)|실제\s*(?:기관\s*)?(?:데이터|자료|조회\s*결과)")
 _LIVE_EN = re.compile(r"live\b(?!\s*(?:·|-)?\s*실시간)|real[- ]time\s+(?:data|result|information|figures)")
 _LIVE_LABEL = re.compile(r"\bLive\b")  # the label, capitalised; "live" lower-case is read by _LIVE_EN
@@ -366,7 +379,12 @@ def check(text: str, facts: Facts) -> Verdict:
         for m in _MOCK_KO.finditer(text):
             file("mock", m)
         file_words("mock", _MOCK_EN)
-    _numeric(text, lower, file)
+    links, addresses = _links(lower), _addresses(text)
+    for m in links:
+        file("link", m)
+    for m in addresses:
+        file("address", m)
+    _numeric(text, lower, file, [(m.start(), m.end()) for m in (*links, *addresses)])
     for m in _SUFFIX.finditer(text):
         file("facility", m)
     for m in _EN_FACILITY.finditer(text):
@@ -397,10 +415,39 @@ def _own(sentence: str, f: Facts) -> bool:
     return len(squashed) > 8 and squashed in f.own
 
 
-def _numeric(text: str, lower: str, file: Any) -> None:
+def _links(lower: str) -> list[_Span]:
+    out: list[_Span] = []
+    end = -1
+    for m in _LINK_ANCHOR.finditer(lower):
+        if m.start() < end:
+            continue
+        left = _LINK_START.search(lower, max(0, m.start() - 80), m.start())
+        start = left.start() if left else m.start()
+        end = _LINK_END.match(lower, m.end()).end()
+        if m.group(0) == "@" and (start == m.start() or "." not in lower[m.end(): end]):
+            continue  # not an e-mail address
+        out.append(_Span(start, end, lower))
+    return out
+
+
+def _addresses(text: str) -> list[_Span]:
+    out: list[_Span] = []
+    for m in _ADDRESS_ANCHOR.finditer(text):
+        word = _ADDRESS_WORD.search(text, max(0, m.start() - 20), m.start())
+        if word is None or text[m.start() - 1] == "으":
+            continue  # 「…으로 4km」: a particle, not a road
+        if _ADDRESS_NOT.match(text, m.end()):
+            continue  # a quantity follows: 「…로 3개」
+        if m.group(0).startswith("동") and m.end() < len(text) and not (text[m.end()].isspace() or text[m.end()] in ",)에은는이의번"):
+            continue
+        out.append(_Span(word.start(), m.end(), text))
+    return out
+
+
+def _numeric(text: str, lower: str, file: Any, spans: list[tuple[int, int]] = ()) -> None:  # type: ignore[assignment]
     """File numeric claims, trying the patterns where each run of digits starts, most specific
     first: an identifier or a date over a phone number, a time or a quantity."""
-    receipts: list[tuple[int, int]] = []
+    receipts: list[tuple[int, int]] = list(spans)
     for m in _RECEIPT_KO.finditer(text):
         file("identifier", m)
         receipts.append(m.span())
@@ -464,6 +511,12 @@ def _judge(matches: list[tuple[int, str, re.Match[str]]], text: str, a: int, b: 
         elif kind in ("live", "mock"):
             if _asserted(text, m, a, b, _COND_KO):
                 return "tier", claim.strip()
+        elif kind == "link":
+            if _squash(claim).rstrip(".") not in f.text:
+                return "link", claim.strip()
+        elif kind == "address":
+            if _squash(claim) not in f.text:
+                return "address", claim.strip()
         elif kind in ("identifier", "token"):
             tok = text[m.start(1): m.end(1)] if kind == "identifier" else claim
             if any(ch.isdigit() for ch in tok) and _id(tok) not in f.tokens and _NONDIGIT.sub("", tok) not in f.digits:

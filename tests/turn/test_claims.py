@@ -134,3 +134,24 @@ def test_the_engine_answers_pass_their_own_check(catalog, retriever, store, monk
     assert len(verdicts) >= 15
     bad = [(q, v.removed) for q, v in verdicts if not v.grounded]
     assert not bad, bad
+
+
+@pytest.mark.parametrize("sentence,kind", [
+    ("자세한 내용은 https://www.fake-hospital.kr/er 에서 보세요.", "link"),
+    ("문의는 help@fake-clinic.com 으로 보내세요.", "link"),
+    ("bokjiro.go.kr/apply 에서 바로 신청하세요.", "link"),
+    ("주소는 부산광역시 서구 대신공원로 99예요.", "address"),
+    ("병원에 진료 예약해 드렸어요.", "completion"),
+    ("I've contacted the hospital for you.", "completion"),
+])
+def test_invented_links_addresses_and_actions_go(facts, sentence, kind):
+    v = check(f"동아대학교병원이 가까워요. {sentence}", facts)
+    assert [r["kind"] for r in v.removed] == [kind], v.removed
+
+
+def test_links_and_addresses_from_the_evidence_stay():
+    f = build_facts([{"url": "https://www.e-gen.or.kr/er", "address": "부산광역시 서구 대신공원로 26 (동대신동3가)",
+                      "lot": "부산 사하구 하단동 840"}])
+    for sentence in ("응급의료포털(https://www.e-gen.or.kr/er)에서 확인하세요.", "주소는 대신공원로 26이에요.",
+                     "하단동 840에 있어요."):
+        assert check(sentence, f).grounded, sentence
