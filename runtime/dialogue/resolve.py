@@ -167,7 +167,8 @@ def _names_time(text: str, language: str) -> bool:
     now = now_kst()
     return sx.find_date(text, now) is not None or (
         sx.find_time(text, now) is not None and not re.search(r"지금|현재|now", text, re.I)
-    ) or re.search(r"\d{1,2}\s*시|오전|오후|아침|저녁|밤|주말|요일|weekend|morning|evening|night", text, re.I) is not None
+    ) or re.search(r"\d{1,2}\s*시|오전|오후|아침|저녁|밤|주말|요일|작년|재작년|올해|내년|어제|20\d\d\s*년|"
+                   r"weekend|morning|evening|night|yesterday|last year|this year|next year", text, re.I) is not None
 
 
 def _fills(missing: list[str], text: str, language: str, place: str | None, region: Any,

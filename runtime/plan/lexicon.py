@@ -138,6 +138,8 @@ TEMPORAL_WORDS = (
     "오늘", "내일", "모레", "글피", "지금", "현재", "방금", "이번", "주말", "이번주", "다음주",
     "아침", "점심", "저녁", "밤", "새벽", "오전", "오후", "낮", "today", "tomorrow", "tonight",
     "now", "weekend", "morning", "afternoon", "evening", "currently", "right", "this",
+    "어제", "그제", "그저께", "엊그제", "작년", "재작년", "올해", "내년", "지난주", "지난달", "이번달",
+    "다음달", "요즘", "최근", "yesterday", "year",
 )
 
 # Korean particles stripped from the end of a word (longest first).
