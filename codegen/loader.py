@@ -214,12 +214,23 @@ class ParseCache:
         write_atomic(self._path(key), blob)
 
 
+def _registry_of(path: Path) -> Path | None:
+    """The resolved ``registry/`` folder a path is written under (scenarios, tests, ci name files
+    that way), so every caller gets containment without passing it."""
+    for parent in Path(os.path.abspath(path)).parents:
+        if parent.name == "registry":
+            return Path(os.path.realpath(parent))
+    return None
+
+
 def parse_yaml(
     path: Path, rel: str, cache: ParseCache | None = None, *, within: Path | None = None
 ) -> tuple[Located | None, list[Problem]]:
     """One YAML file as a located document, or the problems that stop it — always ``rel:line``,
-    never an exception: the file must be a regular file of at most ``MAX_YAML_BYTES`` (resolving
-    inside ``within`` when given), and the document within every ``safe_yaml`` limit."""
+    never an exception: the file must be a regular file of at most ``MAX_YAML_BYTES`` resolving
+    inside ``within`` (default: the ``registry/`` folder it is under, if any), and the document
+    within every ``safe_yaml`` limit."""
+    within = within if within is not None else _registry_of(path)
     if within is not None and not inside(path, within):
         return None, [Problem(rel, 1, f"resolves outside registry/ ({os.path.realpath(path)})")]
     try:

@@ -173,3 +173,17 @@ def test_write_outputs_refuses_anything_outside_its_two_folders(tmp_path, path):
     with pytest.raises(ValueError, match="outside generated/ and llms/"):
         write_outputs(tmp_path, {path: b"x", "generated/ok": b"ok"})
     assert not (tmp_path / "generated").exists() and not (tmp_path.parent / "escape").exists()
+
+
+def test_scenario_file_that_is_a_symlink_out_is_refused_located(built, tmp_path):
+    from ummaya.runtime.scenarios import validate_scenarios
+
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("scenarios:\n  - id: leaked\n    request: 응급실\n    expect: {calls: [], stop_reason: completed}\n", encoding="utf-8")
+    folder = built / "registry" / "scenarios"
+    folder.mkdir(exist_ok=True)
+    (folder / "evil.yaml").symlink_to(outside)
+    _, problems = validate_scenarios(built, adapters=set())
+    assert f"registry/scenarios/evil.yaml:1: resolves outside registry/ ({outside})" in [str(p) for p in problems]
+    _, problems = load_registry(built)
+    assert f"registry/scenarios/evil.yaml:1: resolves outside registry/ (symlink to {outside})" in [str(p) for p in problems]
