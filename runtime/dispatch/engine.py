@@ -315,7 +315,9 @@ class Dispatcher:
 
     async def _execute(self, run: _Run, args: dict, t0: float) -> CallOutcome:
         tier: TierName = "live" if run.live else "mock"
-        run.deadline = asyncio.get_running_loop().time() + _deadline_s(run.upstream)
+        # Counted from the call's start (client setup included), not from the first request.
+        started = asyncio.get_running_loop().time() - (time.perf_counter() - t0)
+        run.deadline = started + _deadline_s(run.upstream)
         try:
             filled = await self._lookup(run, args)
             if filled is None:
