@@ -77,6 +77,19 @@ def answer_stop(planned: Planned, ctx: TurnContext, st: TurnState) -> Stop | Non
     return Stop("completed", f"{notes}\n\n{body}" if notes else body)
 
 
+_PERSONAL_ASK = re.compile(
+    r"주민(?:등록)?\s*번호|생년월일|성함|본인\s*(?:이름|명의)|(?:휴대\s*(?:전화|폰)|핸드폰|전화)\s*번호|연락처|계좌|카드\s*번호"
+    r"|여권|운전\s*면허|차량\s*번호|date of birth|birth\s*date|your (?:full )?name|(?:phone|mobile) number"
+    r"|resident registration|account number|card number|passport|driver'?s licen[cs]e|vehicle number",
+    re.I,
+)
+
+
+def asks_for_personal(text: str) -> bool:
+    """The text asks the citizen for personal data (a name, a birth date, a number that is theirs)."""
+    return bool(text) and _PERSONAL_ASK.search(text) is not None
+
+
 def ask_stop(planned: Planned, ctx: TurnContext, st: TurnState) -> Stop:
     """The planner asked the citizen for something (after the gate let it). A question is prose
     too: a claim in it the turn cannot back is removed like any other."""

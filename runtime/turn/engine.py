@@ -22,7 +22,7 @@ from ..context import Session, clean_request
 from ..events import STOP_LAYER, Event
 from ..gate import ConsentBook, MemoryConsentBook
 from ..plan.base import Planner, ProviderError, ToolCall
-from .answer import answer_stop, ask_stop, finish
+from .answer import answer_stop, ask_stop, asks_for_personal, finish
 from .checks import run_checks
 from .context import build_context
 from .dispatch import dispatch
@@ -190,6 +190,13 @@ class TurnEngine:
                     # is never the reason to ask for personal data the citizen has not agreed to give.
                     st.asked = _asked(action)
                     self._gate(action.calls, by_id, ctx, st, log, quiet_when_allowed=True)
+                    if not action.calls and asks_for_personal(action.text):
+                        # A model's question names no adapter; the protected candidates are the
+                        # only reason to collect personal data, and their consent comes first.
+                        protected = [ToolCall("", m.id, {}) for m in cands.manifests if m.permission.consent is not None]
+                        self._gate(protected[:1], by_id, ctx, st, log, quiet_when_allowed=True)
+                        if not protected:
+                            action.text = ""  # nothing here needs it: ask for the request instead
                     raise ask_stop(planned, ctx, st)
                 checked = validate(action.calls, by_id, st, log)
                 for e in log.take():
