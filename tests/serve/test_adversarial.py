@@ -80,3 +80,28 @@ def c_trace(generated: Path, sqlite_url: str, tmp_path: Path, trace_id: str) -> 
     for bad in ("하단행복병원",):
         assert bad not in (t.answer_text or "")
     return t.to_dict()
+
+
+def test_the_whole_turn_deadline_ends_the_stream_with_one_error(generated: Path, sqlite_url: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model that keeps the turn waiting past the turn's own deadline (not the provider's
+    timeout): the turn stops in the plan layer and the stream ends with its error event."""
+    import time
+
+    from tests.support.fake_openai import Slow, stream_text
+
+    monkeypatch.setenv("UMMAYA_TURN_DEADLINE_S", "0.5")
+    with FakeOpenAIServer(script=[Slow(3.0, stream_text("늦었어요.")), Slow(3.0, stream_text("늦었어요."))]) as llm:
+        monkeypatch.setenv("UMMAYA_LLM_BASE_URL", llm.base_url)
+        body = {"query": "부산 응급실 빈 병상 있어?", "mode": "mock",
+                "generation": {"planner": "openai", "model": "fake-model", "timeout_s": 30}}
+        with client(generated, sqlite_url, tmp_path) as c:
+            t0 = time.monotonic()
+            j = c.post("/v1/answer", json=body).json()
+            events = parse_sse(c.post("/v1/answer", json={**body, "stream": True}).text)
+            elapsed = time.monotonic() - t0
+    assert elapsed < 5, "both requests ended at the turn's deadline, not the model's 3 s"
+    assert j["error"]["code"] == "provider_timeout"
+    kinds = [e["event"] for e in events]
+    assert kinds[-1] == "error" and kinds.count("error") == 1 and "completed" not in kinds
+    assert events[-1]["data"]["error"]["code"] == "provider_timeout"

@@ -98,3 +98,11 @@ def test_eval_turns_unreachable_server_is_a_clean_failure(scenario_file, monkeyp
     assert r.exit_code == 0, r.output  # a report, not a traceback: the turn stopped channel_unavailable
     rep = json.loads(r.stdout)
     assert rep["stop_reason_confusion"] == {"completed": {"channel_unavailable": 1}} and rep["pass_rate"] == 0.0
+
+
+def test_ask_json_carries_the_verdict(monkeypatch, tmp_path):
+    monkeypatch.setenv("UMMAYA_HOME", str(tmp_path / "home"))
+    r = CliRunner().invoke(main, ["ask", "--root", str(REPO), "--mode", "mock", "--json", "부산 응급실 빈 병상 있어?"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["grounded"] is True and out["removed_claims"] == [] and out["stop_reason"] == "completed"
