@@ -182,20 +182,28 @@ _NEG_KO = re.compile(r"없|않|못|아니|아닙|아님|는지|다면|으면|려
 _NEG_EN = re.compile(r"\b(?:not|no|nothing|never|without|before|once|if|until|unless|whether|cannot|can't|won't|isn't|wasn't|weren't|hasn't|haven't|didn't|after)\b|n't\b")
 _COND_KO = re.compile(r"려면|하세요|하십시오|필요|설정|없|않|아니|아닙|다시")
 
+# Statements are found by their rarest part first (the noun or the participle, a plain literal
+# alternation the regex engine scans for quickly), then read around it.
+_COMPLETION_NOUN = re.compile("접수|신청|제출|납부|결제|송금|이체|입금|예약|신고|등록|발급|처리|변경|해지|취소|전송|발송")
+_COMPLETION_TAIL = re.compile(
+    r"\s*(?:이|가|을|를|은|는)?\s*(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*)?(?:완료|마무리)?\s*"
+    r"(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤)|\s*(?:가|이)?\s*완료"
+)
 _COMPLETION_KO = re.compile(
-    r"(?:접수|신청|제출|납부|결제|송금|이체|입금|예약|신고|등록|발급|처리|변경|해지|취소|전송|발송)\s*(?:이|가|을|를|은|는)?\s*"
-    r"(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*)?(?:완료|마무리)?\s*(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤)"
-    r"|(?:접수|신청|제출|납부|결제|예약|신고|등록|발급|처리)\s*(?:가|이)?\s*완료|완료(?:되었|됐|했)"
+    r"완료(?:되었|됐|했)"
     # Things done *for* the citizen that only a send adapter could have done.
     r"|(?:보냈|전송했|발송했|전달했|연결했|통보했|연락했|알렸)(?:습니다|어요|다)"
     r"|(?:보내|전달해|연결해|연락해|예약해|신청해|접수해|제출해|납부해|결제해|신고해|등록해)\s*드렸"
 )
-_COMPLETION_EN = re.compile(
-    r"(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|successfully\s+|already\s+)*"
-    r"(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted|transferred|lodged|forwarded|notified|scheduled)\b"
-    r"|i(?:'ve|\s+have)?\s+(?:just\s+|successfully\s+|already\s+)*(?:submitted|paid|filed|booked|registered|applied|sent|reported|lodged|completed|contacted|called|notified|forwarded|scheduled|emailed)\b"
-    r"|successfully\s+(?:submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied)\b"
+_PARTICIPLE = re.compile(
+    r"submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted"
+    r"|transferred|lodged|forwarded|notified|scheduled|contacted|called|emailed"
 )
+_AUXILIARY = re.compile(
+    r"(?:\b(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|successfully\s+|already\s+)*"
+    r"|\bi(?:'ve|\s+have)?\s+(?:just\s+|successfully\s+|already\s+)*|\bsuccessfully\s+)$"
+)
+_FIRST_PERSON_ONLY = frozenset({"contacted", "called", "emailed"})  # "I called", not "is called"
 _CONSENT_KO = re.compile(
     r"동의(?:하신|해\s*주신|해주신)\s*(?:것으로|내용|사항|걸로)|동의하셨|동의를\s*(?:받았|받아\s*두었|확인했|기록했)"
     r"|동의(?:가|는)?\s*(?:정상적으로\s*)?(?:확인|기록|완료|접수|처리|등록)\s*(?:되었|됐|했)|동의된\s*것으로"
@@ -282,6 +290,8 @@ _GENERIC_WORDS = {
     "한의원", "보건소", "외래", "입원", "진료", "검진", "예방접종", "접종", "감염병", "코로나", "선별진료", "임시",
 }
 _GENERIC = re.compile("(?:" + "|".join(sorted(_GENERIC_WORDS, key=len, reverse=True)) + ")*")
+_EN_FACILITY_SUFFIX = re.compile(r"Hospital|Clinic|Pharmacy|Medical\s+Cent(?:er|re)|Health\s+Cent(?:er|re)|Cent(?:er|re)|Fire\s+Station|Police\s+Station|Office")
+_EN_NAME_WORDS = re.compile(r"(?:[A-Z][\w'&.-]*\s+){1,5}$")
 _EN_FACILITY = re.compile(
     r"((?:[A-Z][\w'&.-]*\s+){1,5}(?:Hospital|Clinic|Pharmacy|Medical\s+Cent(?:er|re)|Health\s+Cent(?:er|re)|Cent(?:er|re)|Fire\s+Station|Police\s+Station|Office))\b"
 )
@@ -363,10 +373,19 @@ def check(text: str, facts: Facts) -> Verdict:
                 file(kind, m)
 
     if not facts.live_send_ok:
+        for m in _COMPLETION_NOUN.finditer(text):
+            tail = _COMPLETION_TAIL.match(text, m.end())
+            if tail is not None:
+                file("completion", _Span(m.start(), tail.end(), text))
         for m in _COMPLETION_KO.finditer(text):
             if not (m.group(0).startswith("완료") and m.start() and "가" <= text[m.start() - 1] <= "힣"):
                 file("completion", m)
-        file_words("completion", _COMPLETION_EN)
+        for m in _PARTICIPLE.finditer(lower):
+            if m.end() < len(lower) and lower[m.end()].isalnum():
+                continue
+            aux = _AUXILIARY.search(lower, max(0, m.start() - 40), m.start())
+            if aux is not None and (m.group(0) not in _FIRST_PERSON_ONLY or aux.group(0).startswith("i")):
+                file("completion", _Span(aux.start(), m.end(), text))
     if not facts.consented:
         for m in _CONSENT_KO.finditer(text):
             file("consent", m)
@@ -387,9 +406,10 @@ def check(text: str, facts: Facts) -> Verdict:
     _numeric(text, lower, file, [(m.start(), m.end()) for m in (*links, *addresses)])
     for m in _SUFFIX.finditer(text):
         file("facility", m)
-    for m in _EN_FACILITY.finditer(text):
-        if m.start() == 0 or not text[m.start() - 1].isalnum():
-            file("facility_en", m)
+    for m in _EN_FACILITY_SUFFIX.finditer(text):
+        words = _EN_NAME_WORDS.search(text, max(0, m.start() - 80), m.start())
+        if words is not None:
+            file("facility_en", _Span(words.start(), m.end(), text, (text[words.start(): m.end()],)))
 
     kept: list[str] = []
     removed: list[dict[str, str]] = []
@@ -397,7 +417,7 @@ def check(text: str, facts: Facts) -> Verdict:
         sentence = text[a:b]
         bad = None
         if i in found:
-            bad = _judge(sorted(found[i], key=lambda x: x[0]), text, a, b, facts)
+            bad = _judge(found[i], text, a, b, facts)
             if bad is not None and _own(sentence, facts):
                 bad = None
         if bad is None:
