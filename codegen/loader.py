@@ -237,6 +237,15 @@ def parse_yaml(
         raw = read_regular(path, MAX_YAML_BYTES)
     except UnsafeFile as exc:
         return None, [Problem(rel, 1, str(exc))]
+    return parse_document(raw, path, rel, cache)
+
+
+def parse_document(
+    raw: bytes, path: Path, rel: str, cache: ParseCache | None = None
+) -> tuple[Located | None, list[Problem]]:
+    """``parse_yaml`` after the file is read: the bytes of one document, every limit checked."""
+    if len(raw) > MAX_YAML_BYTES:
+        return None, [Problem(rel, 1, f"file too large: {len(raw):,} bytes (limit {MAX_YAML_BYTES:,})")]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
