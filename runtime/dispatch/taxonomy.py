@@ -30,19 +30,24 @@ from ummaya.codegen.manifest import Envelope, ErrorRule
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
 
 # The data.go.kr gateway's published codes plus the key messages seen in live captures. The
-# data_go_kr profile carries the same lists (registry/_profiles/data_go_kr.yaml); this copy is the
-# fallback for a data.go.kr-shaped body under a profile that is not data.go.kr's.
+# data_go_kr profile carries the same lists and rules (registry/_profiles/data_go_kr.yaml; a test
+# keeps the two equal); this copy is the fallback for a data.go.kr-shaped body under a profile
+# that is not data.go.kr's (JUSO, Kakao, SGIS).
 KEY_MESSAGES = (
     r"SERVICE[ _]?KEY[ _]?IS[ _]?NOT[ _]?REGISTERED|SERVICE[ _]?ACCESS[ _]?DENIED"
     r"|TEMPORARILY[ _]?DISABLE[ _]?THE[ _]?SERVICE[ _]?KEY|DEADLINE[ _]?HAS[ _]?EXPIRED"
     r"|UNREGISTERED[ _]?IP|UNSIGNED[ _]?CALL|INVALID[ _]?(SERVICE[ _]?|API[ _]?)?KEY"
-    r"|등록되지\s*않은\s*(서비스|인증)\s*키|(서비스|인증)\s*키[^.]{0,20}(유효하지|등록되지|만료|승인되지)"
-    r"|유효하지\s*않은\s*(서비스|인증)?\s*키"
+    r"|(SERVICE|API|AUTH)[ _]?KEY[ _]?(IS[ _]?)?(INVALID|EXPIRED|NOT[ _]?(VALID|FOUND|APPROVED))"
+)
+KEY_MESSAGES_KO = (
+    r"등록되지\s*않은\s*(서비스|인증)\s*키|(서비스|인증)\s*키[^.]{0,20}(유효하지|등록되지|만료|승인되지)"
+    r"|유효하지\s*않은\s*(서비스|인증)?\s*키|승인되지\s*않은\s*(KEY|키)"
 )
 QUOTA_MESSAGES = (
-    r"LIMITED[ _]?NUMBER[ _]?OF[ _]?SERVICE[ _]?REQUESTS|QUOTA|TOO[ _]?MANY[ _]?REQUESTS"
-    r"|트래픽[^.]{0,10}초과|(호출|요청)[^.]{0,10}(한도|건수|횟수)[^.]{0,10}초과"
+    r"LIMITED[ _]?NUMBER[ _]?OF[ _]?SERVICE[ _]?REQUESTS|트래픽[^.]{0,10}초과"
+    r"|(호출|요청)[^.]{0,10}(한도|건수|횟수)[^.]{0,10}초과"
 )
+UNAVAILABLE_MESSAGES = r"SERVICE[ _]?TIME[ _]?OUT|HTTP[ _]?ROUTING[ _]?ERROR"
 STANDARD = Envelope(
     kind="data_go_kr",
     success_codes=["00", "0", "000", "INFO-000"],
@@ -52,7 +57,10 @@ STANDARD = Envelope(
     credential_codes=["20", "21", "30", "31", "32", "33"],
     errors=[
         ErrorRule(message=KEY_MESSAGES, means="credential_missing"),
+        ErrorRule(message=KEY_MESSAGES_KO, means="credential_missing"),
         ErrorRule(message=QUOTA_MESSAGES, means="quota"),
+        ErrorRule(message=UNAVAILABLE_MESSAGES, means="channel_unavailable"),
+        ErrorRule(codes=["03"], message="NO[ _]?DATA|NODATA", means="no_data"),
     ],
 )
 

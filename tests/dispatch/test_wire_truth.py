@@ -473,3 +473,38 @@ def test_a_profile_rule_decides_the_class(srv, tmp_path, rule, body, expected):
     d = Dispatcher(catalog(tmp_path, m), env=ENV, base_url_overrides={"rule_test": srv.url}, sleep=no_sleep)
     out = run(d.call("rule_test", {}, mode="live"))
     assert (out.error_class, out.attempts) == expected, out
+
+
+def test_the_standard_fallback_taxonomy_is_the_data_go_kr_profiles():
+    """One taxonomy, two places: the profile (data) and the engine's fallback for data.go.kr-shaped
+    bodies under other profiles. They must not drift apart."""
+    from ummaya.runtime.dispatch.taxonomy import STANDARD
+
+    profile = _REG.profiles["data_go_kr"].envelope
+    assert [(r.codes, r.message, r.means) for r in profile.errors] == [
+        (r.codes, r.message, r.means) for r in STANDARD.errors
+    ]
+    for name in ("no_data_codes", "transient_codes", "quota_codes", "credential_codes"):
+        assert set(getattr(profile, name)) <= set(getattr(STANDARD, name)), name
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "expected"),
+    [
+        ("99", "SERVICE KEY IS NOT REGISTERED ERROR.", "credential_missing"),
+        ("99", "Service key is not registered", "credential_missing"),
+        ("31", "DEADLINE_HAS_EXPIRED_ERROR", "credential_missing"),
+        ("99", "API key is invalid", "credential_missing"),
+        ("99", "승인되지 않은 KEY 입니다.", "credential_missing"),
+        ("99", "LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR", "channel_unavailable"),
+        ("05", "SERVICETIME_OUT", "channel_unavailable"),
+        ("99", "SERVICE TIMEOUT ERROR", "channel_unavailable"),
+        ("10", "INVALID_REQUEST_PARAMETER_ERROR", "adapter_error"),
+        ("12", "NO_OPENAPI_SERVICE_ERROR", "adapter_error"),
+        ("99", "UNKNOWN_ERROR", "adapter_error"),
+    ],
+)
+def test_gateway_codes_and_messages_map_to_classes(srv, code, message, expected):
+    srv.route(path_of("nmc_pharmacies"), Reply(body=standard_error_xml(code, message), content_type=XML))
+    out = call(srv, "nmc_pharmacies", ER_ARGS)
+    assert out.error_class == expected, out.error_message
