@@ -2,10 +2,11 @@
 
 One engine interprets every manifest; per-adapter code is zero. Modules, in the order a call runs:
 ``request`` (build from ``Upstream``; ``resolvers`` for derived params), ``engine`` (tiers,
-transports, retries, host guard, token exchange, lookup, cache, rate limit), ``fixtures`` (Mock's
-fixture choice and transport, ``parse_fixture``), ``envelopes`` (body →
-records or a classified error; ``xmltree`` via defusedxml), ``project`` (+ ``transforms``: fields,
-coercion, post-processors, output_schema check). ``errors`` names the classes and codes.
+transports, retries, one deadline per call, host guard, token exchange, lookup, cache, rate limit),
+``fixtures`` (Mock's fixture choice and transport, ``parse_fixture``), ``envelopes`` (body shape →
+records or a classified error; ``xmltree`` via defusedxml; ``taxonomy``: codes and messages →
+classes), ``project`` (+ ``transforms``: fields, coercion, post-processors, output_schema check).
+``errors`` names the classes and codes; ``recording`` backs ``ummaya record``.
 """
 
 from __future__ import annotations
