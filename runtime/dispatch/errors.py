@@ -6,7 +6,8 @@ or the upstream refused the key) and ``channel_unavailable`` (the upstream is do
 quota — worth retrying, and reported only after the bounded retries ran out).
 
 Stable engine codes (upstream codes such as ``"30"`` or ``"E0001"`` are passed through as is):
-PARSE, SCHEMA, TRANSFORM, HOST_GUARD, TIMEOUT, CONNECT, HTTP_<status>, CREDENTIAL_MISSING,
+PARSE (a body that is not the envelope's), RECORD_PATH (records announced but not where the adapter
+reads them), SCHEMA, TRANSFORM, HOST_GUARD, TIMEOUT (the call's one deadline passed), CONNECT, HTTP_<status>, CREDENTIAL_MISSING,
 INVALID_ARGUMENTS, NO_FIXTURE, UNKNOWN_ADAPTER, TOKEN, LOOKUP, RESOLVER, POSTPROCESS, NO_BASE_URL,
 INTERNAL (an engine bug, reported instead of crashing the turn).
 """
