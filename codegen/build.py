@@ -85,20 +85,34 @@ def _version(dist: str) -> str:
         return "?"
 
 
+def _output_path(path: str) -> bool:
+    """A path the build may write (and a lock may name): a plain relative path under one of
+    OUTPUT_DIRS — no '..', '.', empty part, absolute path or backslash."""
+    parts = path.split("/")
+    return (parts[0] in OUTPUT_DIRS and len(parts) >= 2 and "\\" not in path
+            and not any(p in ("", ".", "..") for p in parts))
+
+
 def is_up_to_date(root: Path, hashes=None) -> str | None:
-    """The release id when a rebuild would write exactly what is there, else None."""
+    """The release id when a rebuild would write exactly what is there, else None. The lock and
+    the outputs it names come from the checkout (a pull request): only regular files inside
+    generated/ and llms/ are read, so a symlink to /dev/zero cannot hang ``check``."""
+    from .containment import UnsafeFile, read_regular, unreadable
     from .emit_cache import FileHashes
 
     hashes = hashes or FileHashes(root)
     try:
-        lock = read_lock((root / LOCK_PATH).read_bytes())
-    except (OSError, ValueError):
+        lock = read_lock(read_regular(root / LOCK_PATH, 256 * 1024 * 1024))
+    except (OSError, ValueError, UnsafeFile):
         return None
     try:
         if lock.get("generator") != generator_hash() or lock.get("inputs") != hash_inputs(root, hashes):
             return None
         for path, digest in lock.get("outputs", {}).items():
-            if hashes.hash(os.path.join(root, path)) != digest:
+            full = os.path.join(root, path)
+            if not _output_path(path) or unreadable(full, os.path.realpath(os.path.join(root, path.split("/")[0])), 1 << 30):
+                return None
+            if hashes.hash(full) != digest:
                 return None
     except OSError:
         return None
@@ -345,7 +359,9 @@ def on_disk(root: Path) -> dict[str, Path]:
         if not base.is_dir():
             continue
         for p in base.rglob("*"):
-            if p.is_file():
+            # A symlink is never an output (the build writes plain files): never read through one
+            # (generated/catalog.json -> /dev/zero would hang the drift check); it shows as drift.
+            if p.is_file() and not p.is_symlink():
                 rel = p.relative_to(base).as_posix()
                 if _owned(rel, top):
                     found[f"{top}/{rel}"] = p
@@ -385,8 +401,7 @@ def write_outputs(root: Path, outputs: dict[str, bytes], hashes=None) -> None:
     for path in outputs:
         # The build writes only under generated/ and llms/ (the loader already refuses a fixture
         # name that would climb out; this is the last line, before anything touches the disk).
-        parts = path.split("/")
-        if parts[0] not in OUTPUT_DIRS or len(parts) < 2 or any(p in ("", ".", "..") for p in parts) or "\\" in path:
+        if not _output_path(path):
             raise ValueError(f"refusing to write {path!r}: outside generated/ and llms/")
     for top in OUTPUT_DIRS:
         prefix = top + "/"

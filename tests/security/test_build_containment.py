@@ -3,6 +3,7 @@ writes nothing outside generated/ and llms/. Every refusal is a located ``path:l
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -187,3 +188,26 @@ def test_scenario_file_that_is_a_symlink_out_is_refused_located(built, tmp_path)
     assert f"registry/scenarios/evil.yaml:1: resolves outside registry/ ({outside})" in [str(p) for p in problems]
     _, problems = load_registry(built)
     assert f"registry/scenarios/evil.yaml:1: resolves outside registry/ (symlink to {outside})" in [str(p) for p in problems]
+
+
+@pytest.mark.parametrize("target", ["lock", "output"])
+def test_check_never_reads_through_a_symlink_in_generated(built, target):
+    """A pull request may commit generated/ too: a symlink there to /dev/zero must not hang the
+    no-op check or the drift check; it is drift, and the build replaces it with a plain file."""
+    victim = built / ("generated/registry.lock" if target == "lock" else "generated/catalog.json")
+    victim.unlink()
+    victim.symlink_to("/dev/zero")
+    result = bounded(lambda: run("check", "--root", str(built)))
+    assert result.exit_code != 0 and "drift" in (result.output + result.stderr)
+    result = bounded(lambda: run("build", "--root", str(built), "-q"))
+    assert result.exit_code == 0, result.output
+    assert victim.is_file() and not victim.is_symlink()
+
+
+def test_a_lock_naming_outputs_outside_is_not_followed(built):
+    lock = built / "generated/registry.lock"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    data["outputs"]["generated/../../../../dev/zero"] = "0" * 64
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    result = bounded(lambda: run("build", "--root", str(built), "-q"))
+    assert result.exit_code == 0 and "up to date" not in result.output
