@@ -216,8 +216,16 @@ class OpenAICompatPlanner:
         rest = [dict(m) for m in ctx.messages if m.get("role") != "system"]
         if not any(m.get("role") == "user" for m in rest):
             rest.insert(0, {"role": "user", "content": ctx.request})
-        if ctx.slots:
-            facts = json.dumps(ctx.slots, ensure_ascii=False, sort_keys=True, default=str)
+        session: dict[str, Any] = dict(ctx.slots or {})
+        hints = getattr(ctx, "dialogue", None)
+        if hints is not None and hints.kind != "new":
+            # How the engine read this message against the conversation (runtime/dialogue): the
+            # intent it continues and what carries — data for the model, like the slots.
+            session["conversation"] = {k: v for k, v in {
+                "reading": hints.kind, "continues": hints.pinned, "place": hints.place,
+                "carried_arguments": hints.carried or None}.items() if v}
+        if session:
+            facts = json.dumps(session, ensure_ascii=False, sort_keys=True, default=str)
             first = next(i for i, m in enumerate(rest) if m.get("role") == "user")
             # One user message (several chat templates reject two in a row): the words, then the data.
             rest[first] = {**rest[first], "content": f"{rest[first].get('content') or ''}\n\n"
