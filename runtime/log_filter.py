@@ -24,61 +24,22 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
-import re
 from typing import Any
-from urllib.parse import quote, quote_plus
 
-from ummaya.runtime.store.redact import redact
 
 MASK = "***"
-
-_SECRET_NAMES = (
-    r"service_?key|confm_?key|consumer_?key|consumer_?secret|access_?token|refresh_?token|id_?token"
-    r"|api_?key|x-api-key|client_?secret|secret|token|password|passwd|key"
-)
-# name=value in a query string, a form body or a log message (the name ends a word: not "monkey").
-_PARAM = re.compile(r"(?i)(?<![A-Za-z0-9_])(" + _SECRET_NAMES + r")(=)([^&\s\"'<>;,]+)")
-# "name": "value", 'name': 'value', name: value (JSON, dict reprs, headers).
-_KEYED = re.compile(
-    r"(?i)([\"']?(?<![A-Za-z0-9_])(?:" + _SECRET_NAMES + r")[\"']?\s*:\s*[\"']?)([^\"'\s,}&]+)"
-)
-_AUTH = re.compile(
-    r"(?i)([\"']?authorization[\"']?\s*[:=]\s*[\"']?)(?:(bearer|basic|kakaoak|token|digest)\s+)?([^\"'\s,}]+)"
-)
-_SCHEME_TOKEN = re.compile(r"(?i)\b(KakaoAK|Bearer)\s+(?!\*\*\*)[A-Za-z0-9._~+/=-]{4,}")
-# postgresql://user:password@host — a database URL in an error message.
-_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]+:)([^@\s/]+)(@)")
-_ENV_SECRET = re.compile(r"(?:KEY|KEYS|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|CREDENTIALS)$|_KEY_|_TOKEN_")
-
-
-def _env_secrets(env: os._Environ[str] | dict[str, str] | None = None) -> list[str]:
-    """The credential values this process holds (longest first), with their URL-encoded forms."""
-    env = os.environ if env is None else env
-    values: set[str] = set()
-    for name, value in env.items():
-        if not value or not _ENV_SECRET.search(name.upper()):
-            continue
-        parts = value.split(",") if name.upper() == "UMMAYA_API_KEYS" else [value]
-        for part in parts:
-            part = part.strip()
-            if len(part) >= 6:
-                values.update({part, quote(part, safe=""), quote_plus(part), quote(part)})
-    return sorted(values, key=len, reverse=True)
 
 
 def scrub(text: str) -> str:
     """``text`` without credentials and with personal data redacted."""
     if not text:
         return text
-    for value in _env_secrets():
-        if value in text:
-            text = text.replace(value, MASK)
-    text = _AUTH.sub(lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + MASK, text)
-    text = _SCHEME_TOKEN.sub(lambda m: f"{m.group(1)} {MASK}", text)
-    text = _PARAM.sub(lambda m: m.group(1) + "=" + MASK, text)
-    text = _KEYED.sub(lambda m: m.group(1) + MASK, text)
-    text = _URL_PASSWORD.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+    # Imported on the first log line, not with the module: every CLI command installs the filter,
+    # and most never log (the store package costs ~50 ms to import).
+    from ummaya.runtime.store.credentials import _KEYED, strip_credentials
+    from ummaya.runtime.store.redact import redact
+
+    text = _KEYED.sub(lambda m: m.group(1) + MASK, strip_credentials(text))
     return redact(text)
 
 

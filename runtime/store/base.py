@@ -43,6 +43,7 @@ from .models import (
     utcnow,
 )
 from .ledger import HeadFile, Keyring, LedgerKeyError, check_head
+from .credentials import env_secrets, strip_credentials, strip_credentials_value
 from .redact import redact, redact_value
 
 log = logging.getLogger("ummaya.store")
@@ -92,6 +93,10 @@ def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
         events = [{**e, "data": redact_value(_drop_raw_text(e.get("data", {})))} for e in events]
         calls = redact_value(_drop_raw_text(trace.calls))
         meta = redact_value(_drop_raw_text(trace.meta))
+    # Whatever the policy, no credential is stored (an error message may quote a request).
+    secrets = env_secrets()
+    events, calls, meta = (strip_credentials_value(v, secrets) for v in (events, calls, meta))
+    req, ans = (strip_credentials(v, secrets) if v else v for v in (req, ans))
     return Trace(
         trace_id=trace.trace_id, created_at=trace.created_at, expires_at=trace.expires_at,
         release_id=trace.release_id, release_alias=trace.release_alias,

@@ -5,7 +5,7 @@ PostgreSQL; coordinates in the same URLs survive byte for byte."""
 from __future__ import annotations
 
 import json
-from urllib.parse import unquote_plus, urlencode
+from urllib.parse import quote_plus, unquote_plus, urlencode
 
 import pytest
 
@@ -61,3 +61,22 @@ def test_urls_in_traces_are_redacted_under_every_policy(db_url, raw_text):  # no
         assert f"x={COORDS['x']}" in url and f"y={COORDS['y']}" in url  # audit records keep their places
     assert "[전화번호]" in urls[0] and "[이메일]" in urls[0] and "[주민등록번호]" in urls[0] and "[여권번호]" in urls[0]
     assert urls[0].startswith("https://dapi.kakao.com/v2/local/search/keyword.json?query=")
+
+
+@pytest.mark.parametrize("raw_text", ["none", "redacted", "full"])
+def test_no_credential_is_stored_in_a_trace(db_url, raw_text, monkeypatch):  # noqa: F811
+    key = "Qk9+Zm9v/YmFy==data-go-kr"
+    monkeypatch.setenv("DATA_GO_KR_SERVICE_KEY", key)
+    call = {"adapter_id": "x", "status": "error", "upstream_url": "https://apis.data.go.kr/x?pageNo=1",
+            "error": {"code": "INTERNAL", "message": f"InvalidURL: https://apis.data.go.kr/x?serviceKey={quote_plus(key)}&pageNo=1"}}
+    trace = Trace(release_id="rel", release_alias="prod", session_id="s1", stop_reason="adapter_error",
+                  request_text="응급실", answer_text=f"Authorization: KakaoAK abcdef123456 {key}", timings={}, events=[],
+                  calls=[call], meta={"note": f"raw key {key}"})
+    store = open_store(db_url, policy=RetentionPolicy(raw_text=raw_text))
+    try:
+        got = store.get_trace(store.put_trace(trace, RetentionPolicy(raw_text=raw_text)).trace_id)
+    finally:
+        store.close()
+    text = json.dumps([got.calls, got.meta, got.answer_text], ensure_ascii=False)
+    assert key not in text and quote_plus(key) not in text and "abcdef123456" not in text
+    assert "serviceKey=***" in got.calls[0]["error"]["message"]
