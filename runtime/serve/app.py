@@ -153,6 +153,9 @@ class Service:
             if published:
                 log.info("published %s as %s (no release was active)", published, self.settings.default_alias)
         self.purged += self.store.purge_expired()
+        from ummaya.runtime.dialogue.state import session_ttl
+
+        self.store.purge_issued_sessions(session_ttl())
         release = self.store.resolve(self.settings.default_alias)
         if release is not None:
             try:
@@ -609,6 +612,9 @@ async def _purge_loop(service: Service) -> None:
         await asyncio.sleep(interval)
         try:
             service.purged += await asyncio.to_thread(service.store.purge_expired)
+            from ummaya.runtime.dialogue.state import session_ttl
+
+            await asyncio.to_thread(service.store.purge_issued_sessions, session_ttl())
         except Exception:
             log.exception("trace purge failed")
 

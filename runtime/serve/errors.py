@@ -27,8 +27,9 @@ CODES: dict[str, tuple[int, str]] = {
     "release_not_found": (404, "no such release alias or release id (never a fallback)"),
     "trace_not_found": (404, "no such trace (never stored, expired, created with another API key, "
                         "or traces are off)"),
-    "session_not_found": (404, "no such session: ids are issued by the server on the first turn "
-                          "(send no session_id to start one); never adopted from a client"),
+    "session_not_found": (404, "no such session, or idle past UMMAYA_SESSION_TTL_MIN: ids are "
+                          "issued by the server on the first turn (send no session_id to start "
+                          "one); never adopted from a client"),
     "unauthorized": (401, "this server needs Authorization: Bearer <API key> on /v1 routes"),
     "json_too_deep": (422, "the body nests arrays/objects deeper than the limit"),
     "request_timeout": (408, "the body did not arrive in time (shorter than its Content-Length?)"),

@@ -224,11 +224,15 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
 
 
 async def check_session(service: Any, session_id: str, owner: str | None) -> None:
-    """Only an id this server issued (to the same API key) continues a session: a client-chosen or
-    guessed id is refused, never adopted — it would share another citizen's consents and place."""
-    if not await asyncio.to_thread(service.store.issued_session, session_id, owner):
-        raise ApiError("session_not_found", "no such session (session ids are issued by the server "
-                       "on the first turn: send no session_id to start one)")
+    """Only an id this server issued (to the same API key) and used within UMMAYA_SESSION_TTL_MIN
+    (60) continues a session: a client-chosen or guessed id is refused, never adopted — it would
+    share another citizen's consents and place."""
+    from ummaya.runtime.dialogue.state import session_ttl
+
+    if not await asyncio.to_thread(service.store.issued_session, session_id, owner,
+                                   idle=session_ttl()):
+        raise ApiError("session_not_found", "no such session, or it expired (session ids are "
+                       "issued by the server on the first turn: send no session_id to start one)")
 
 
 # -- retrieve --------------------------------------------------------------------------------------

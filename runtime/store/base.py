@@ -377,14 +377,33 @@ class SQLStore(Store):
                  (session_id, self._ts_in(as_utc(now or utcnow())), owner))
         return session_id
 
-    def issued_session(self, session_id: str, owner: str | None) -> bool:
+    def issued_session(self, session_id: str, owner: str | None, *, idle: timedelta | None = None,
+                       now: datetime | None = None) -> bool:
         """True only for an id this server issued, asked for with the same API key (or, with keys
-        off, one issued while keys were off)."""
+        off, one issued while keys were off), and — given ``idle`` — used (issued, or a turn
+        saved) within that long."""
         with self.tx(write=False) as tx:
-            rows = tx.q("SELECT owner FROM server_sessions WHERE session_id = ?", (session_id,))
-        if not rows:
+            rows = tx.q("SELECT i.owner, i.issued_at, s.updated_at FROM server_sessions i "
+                        "LEFT JOIN sessions s ON s.session_id = i.session_id "
+                        "WHERE i.session_id = ?", (session_id,))
+        if not rows or not hmac.compare_digest(rows[0]["owner"] or "", owner or ""):
             return False
-        return hmac.compare_digest(rows[0]["owner"] or "", owner or "")
+        if idle is not None:
+            last = self._ts_out(rows[0]["issued_at"])
+            if rows[0]["updated_at"] is not None:
+                last = max(last, self._ts_out(rows[0]["updated_at"]))
+            if as_utc(now or utcnow()) - last > idle:
+                return False
+        return True
+
+    def purge_issued_sessions(self, idle: timedelta, now: datetime | None = None) -> int:
+        """Forget issued session ids unused for longer than ``idle`` (their turns' data stays)."""
+        cutoff = self._ts_in(as_utc(now or utcnow()) - idle)
+        with self.tx() as tx:
+            rows = tx.q("DELETE FROM server_sessions WHERE issued_at < ? AND NOT EXISTS ("
+                        "SELECT 1 FROM sessions s WHERE s.session_id = server_sessions.session_id "
+                        "AND s.updated_at >= ?) RETURNING session_id", (cutoff, cutoff))
+        return len(rows)
 
     # ---- consents
     def _consent(self, row: dict[str, Any]) -> ConsentRecord:

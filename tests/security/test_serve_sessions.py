@@ -193,3 +193,22 @@ def test_expired_trace_is_404_before_the_purge(generated, url, tmp_path) -> None
     with open_store(url) as store:  # still stored: only the purge deletes it
         assert store.get_trace(j["trace_id"]) is None
         assert store.get_trace(j["trace_id"], include_expired=True) is not None
+
+
+def test_an_idle_session_expires(generated, url, tmp_path, monkeypatch) -> None:  # noqa: F811
+    monkeypatch.setenv("UMMAYA_SESSION_TTL_MIN", str(1.5 / 60))  # 1.5 s
+    with client(generated, url, tmp_path) as c:
+        sid = c.post("/v1/answer", json={"query": PLACE, "mode": "mock"}).json()["session_id"]
+        r = c.post("/v1/answer", json={"query": PLACE, "mode": "mock", "session_id": sid})
+        assert r.status_code == 200  # in use: each saved turn keeps it alive
+        time.sleep(2.0)
+        r = c.post("/v1/answer", json={"query": PLACE, "mode": "mock", "session_id": sid})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "session_not_found"
+    with open_store(url) as store:
+        from datetime import timedelta
+
+        assert store.purge_issued_sessions(timedelta(seconds=1.5)) >= 1
+        assert not store.issued_session(sid, None)
+        fresh = store.issue_session(None)
+        assert store.purge_issued_sessions(timedelta(minutes=5)) == 0
+        assert store.issued_session(fresh, None, idle=timedelta(minutes=5))
