@@ -65,6 +65,12 @@ INSTRUCTIONS = (
     "consent_required until the citizen consents. Use `ask` to run a whole turn.")
 
 
+# A session minted for a call that came with none (stateless HTTP). `ask` returns it so the client
+# can continue the conversation; for an adapter tool nothing can name it again, so its consent
+# notice does not offer `ummaya consent grant` for it.
+EPHEMERAL = "mcp-call-"
+
+
 def new_session_id() -> str:
     return f"mcp-{secrets.token_hex(12)}"
 
@@ -109,7 +115,7 @@ class McpBackend:
         if isinstance(given, str) and given.startswith("mcp-") and engine.store is not None \
                 and engine.store.get_session(given) is not None:
             return given
-        return new_session_id()
+        return EPHEMERAL + new_session_id()[len("mcp-"):]
 
 
 @dataclass
@@ -211,7 +217,7 @@ class ToolRunner:
                                 "ummaya/tier": tier, "ummaya/status": row.get("status"),
                                 "ummaya/citation": m.citation.url}
         if reason == "consent_required":
-            body = render_consent_required(m, session_id, trace_id)
+            body = render_consent_required(m, session_id, trace_id, ephemeral=session_id.startswith(EPHEMERAL))
             return body, types.CallToolResult(content=text(body), is_error=True, meta={
                 **meta, "ummaya/error": reason, "ummaya/session_id": session_id,
                 "ummaya/notice": _notice(m)}), m

@@ -185,11 +185,18 @@ def render_error(m: Manifest, tier: str, error_class: str, code: str | None, tra
             f"출처 Source: {m.citation.title} ({m.citation.url})\n\ntrace: {trace_id}")
 
 
-def render_consent_required(m: Manifest, session_id: str, trace_id: str | None = None) -> str:
+def render_consent_required(m: Manifest, session_id: str, trace_id: str | None = None, *,
+                            ephemeral: bool = False) -> str:
     """``consent_required`` with the four notice items and how to consent without elicitation."""
     c = m.permission.consent
     parts = [f"consent_required: {m.id}", ans.compose_consent(m, "ko"), "", ans.compose_consent(m, "en")]
-    if c is not None:
+    if c is not None and ephemeral:
+        parts += ["",
+                  "이 연결은 세션을 유지하지 않고(stateless HTTP) 동의 창(elicitation)도 없어 여기서는 동의할 수 "
+                  "없습니다. 동의 창을 지원하는 클라이언트나 `ummaya mcp --session ID`(stdio)를 쓰세요. / "
+                  "This connection keeps no session and cannot show a consent form, so consent cannot be "
+                  "given here: use a client with elicitation, or `ummaya mcp --session ID` over stdio."]
+    elif c is not None:
         parts += ["",
                   "이 MCP 클라이언트는 동의 창(elicitation)을 지원하지 않습니다. 동의하려면 터미널에서 / "
                   "This MCP client cannot show a consent form (no elicitation). To consent, run:",

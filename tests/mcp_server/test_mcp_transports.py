@@ -130,3 +130,14 @@ def test_stateless_http_continues_only_a_session_it_issued(live_server: Any, sql
     assert [c["adapter_id"] for c in again.structured_content["calls"]] == ["nmc_pharmacies"]
     assert made_up.structured_content["session_id"] not in (sid, "mcp-made-up")
     assert made_up.structured_content["stop_reason"] == "needs_input"  # no place carried over
+
+
+def test_stateless_http_without_elicitation_does_not_offer_a_dead_session(live_server: Any, sqlite_url: str) -> None:
+    srv = live_server(sqlite_url, UMMAYA_SERVE_MODE="mock")
+
+    async def go() -> Any:
+        async with Client(srv.url + "/mcp") as c:  # 2026-07-28, no elicitation callback
+            return await c.call_tool("mobile_id_verify", ID_ARGS)
+    r = anyio.run(go)
+    assert r.is_error is True and text_of(r).startswith("consent_required: mobile_id_verify")
+    assert "ummaya consent grant" not in text_of(r) and "keeps no session" in text_of(r)
