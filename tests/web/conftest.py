@@ -69,8 +69,10 @@ class Page:
         return li
 
     def shot(self, name: str) -> Path:
+        # What the citizen sees: the viewport (the page keeps the latest turn in view). A full-page
+        # capture of a page with a sticky form paints that form over the middle of the page.
         path = self.shots / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=True)
+        self.page.screenshot(path=str(path))
         return path
 
 

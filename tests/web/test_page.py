@@ -183,6 +183,10 @@ def test_keyboard_only_on_a_360_pixel_phone(server: Any, open_page: Any) -> None
     expect(page.get_by_test_id("query")).to_be_focused()
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 360, f"horizontal scroll on a 360-px screen: {width}px"
+    # the latest turn's end is in view above the question box, not hidden behind it
+    stop_box = p.turn(1).get_by_test_id("stop").bounding_box()
+    form_box = page.locator("#ask").bounding_box()
+    assert stop_box["y"] + stop_box["height"] <= form_box["y"] + 1, (stop_box, form_box)
     p.shot("phone-360")
 
 

@@ -193,6 +193,12 @@
     if (buf.trim()) dispatch(buf);
   }
 
+  // The question box stays at the bottom of the screen: scrolling a turn into view must stop above
+  // it, or the latest answer ends up hidden behind the box on a phone.
+  function padForForm() {
+    document.documentElement.style.scrollPaddingBottom = `${$("ask").offsetHeight + 12}px`;
+  }
+
   function newTurn(query, note) {
     const li = $("turn-tpl").content.firstElementChild.cloneNode(true);
     li.querySelector(".who").textContent = t("you");
@@ -281,7 +287,9 @@
       // Korean input composes syllables: Enter that ends a composition must not send.
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing && e.keyCode !== 229) { e.preventDefault(); $("ask").requestSubmit(); }
     });
-    $("lang").addEventListener("click", () => { lang = lang === "ko" ? "en" : "ko"; applyLang(); });
+    $("lang").addEventListener("click", () => { lang = lang === "ko" ? "en" : "ko"; applyLang(); padForForm(); });
+    window.addEventListener("resize", padForForm);
     applyLang();
+    padForForm();
   });
 })();
