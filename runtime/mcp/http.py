@@ -63,7 +63,8 @@ class ServiceEngines:
 def mount(app: Any, service_of: Callable[[], Any], *, mode: str = "auto",
           path: str = "/mcp") -> Callable[[], AbstractAsyncContextManager[None]]:
     """Add the MCP endpoint to ``app``; returns the session manager's lifespan, which the app's
-    own lifespan must enter (a mounted sub-app's lifespan is never run by Starlette)."""
+    own lifespan must enter (a mounted sub-app's lifespan is never run by Starlette). With API
+    keys on, ``ApiKeyAuth`` (runtime/serve/auth.py) guards ``/mcp`` as it guards ``/v1``."""
     backend = McpBackend(ServiceEngines(service_of), mode=mode)  # type: ignore[arg-type]
     manager = StreamableHTTPSessionManager(app=build_server(backend), security_settings=security_settings())
     app.router.routes.append(Route(path, endpoint=StreamableHTTPASGIApp(manager),

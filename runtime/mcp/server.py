@@ -99,8 +99,9 @@ class McpBackend:
         """The consent and conversation session of this call, never one a client made up:
         the fixed one (stdio); the transport's session (HTTP before 2026-07-28 — the SDK issues
         uuid4 ids and refuses unknown ones); the session a consent question was asked in (its
-        MAC'd ``requestState``); an ``ask`` ``session_id`` this server issued earlier (stored,
-        ``mcp-`` prefixed); else a fresh one."""
+        MAC'd ``requestState``); for ``ask``, a ``session_id`` the server issued to this caller
+        (the HTTP API's own rule, ``store.issued_session``) or a newly issued one; else a session
+        for this one call. Raises ``SessionNotFound`` for an ``ask`` id the server did not issue."""
         if self.session_id:
             return self.session_id
         request = getattr(ctx, "request", None)
@@ -111,11 +112,22 @@ class McpBackend:
         asked = consent.session_from_state(params)
         if asked:
             return asked
-        given = (params.arguments or {}).get("session_id") if params.name == ASK_TOOL else None
-        if isinstance(given, str) and given.startswith("mcp-") and engine.store is not None \
-                and engine.store.get_session(given) is not None:
+        store = engine.store
+        if params.name != ASK_TOOL or store is None or not hasattr(store, "issue_session"):
+            return EPHEMERAL + new_session_id()[len("mcp-"):]
+        from ummaya.runtime.serve.auth import caller
+
+        owner = caller(getattr(request, "scope", None) or {})
+        given = (params.arguments or {}).get("session_id")
+        if given is None:
+            return store.issue_session(owner)
+        if isinstance(given, str) and store.issued_session(given, owner):
             return given
-        return EPHEMERAL + new_session_id()[len("mcp-"):]
+        raise SessionNotFound(given)
+
+
+class SessionNotFound(Exception):
+    """An ``ask`` named a session this server did not issue (to this caller)."""
 
 
 @dataclass
@@ -267,7 +279,12 @@ class ToolRunner:
         name, args = params.name, dict(params.arguments or {})
         if name != ASK_TOOL and name not in engine.catalog.adapters:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{name}' (tools/list names them)")
-        session_id = self.backend.session_for(ctx, params, engine)
+        try:
+            session_id = self.backend.session_for(ctx, params, engine)
+        except SessionNotFound:
+            return error_result("session_not_found", "no such session: session ids are issued by the "
+                                "server (omit session_id to start a new conversation) / 그런 세션이 "
+                                "없습니다. session_id 없이 보내면 새 대화가 시작됩니다.")
         declined: set[str] = set()
         for adapter_id, ok in consent.answers(params, session_id).items():
             m = engine.catalog.adapters.get(adapter_id)

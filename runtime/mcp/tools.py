@@ -106,8 +106,8 @@ ASK_INPUT: dict[str, Any] = {
         "session_id": {"type": "string", "maxLength": 80,
                        "description": "이전 ask 결과의 session_id (대화를 이어갈 때) / the session_id an "
                                       "earlier ask returned, to continue that conversation where the "
-                                      "transport keeps none (stateless HTTP); ids this server did not "
-                                      "issue are ignored"},
+                                      "transport keeps none (stateless HTTP). Omit it to start one; "
+                                      "an id this server did not issue is refused (session_not_found)"},
     },
 }
 _EVIDENCE = {

@@ -1,7 +1,7 @@
-"""Optional API keys for the ``/v1`` routes, and what the server remembers of them.
+"""Optional API keys for the ``/v1`` routes (and ``/mcp``), and what the server remembers of them.
 
 When ``UMMAYA_API_KEYS`` is set (comma-separated, each at least 16 printable ASCII characters),
-every ``/v1`` request needs ``Authorization: Bearer <key>``; anything else gets
+every ``/v1`` and ``/mcp`` request needs ``Authorization: Bearer <key>``; anything else gets
 ``401 unauthorized`` before the body is read. The request then carries the key's *fingerprint*
 (a SHA-256 of a constant and the key), which is all that is stored: as the owner of the sessions
 it starts and of the traces it creates. A trace is readable only with the key that created it, a
@@ -54,7 +54,7 @@ class ApiKeyAuth:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or not self.fingerprints:
             return await self.app(scope, receive, send)
-        if not (scope.get("path") or "").startswith("/v1"):
+        if not (scope.get("path") or "").startswith(("/v1", "/mcp")):  # /mcp: the MCP tools (issue 14)
             return await self.app(scope, receive, send)
         header = ""
         for k, v in scope.get("headers", []):

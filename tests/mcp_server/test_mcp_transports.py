@@ -112,8 +112,8 @@ def test_http_mount_refuses_a_foreign_host(live_server: Any, sqlite_url: str) ->
 
 
 def test_stateless_http_continues_only_a_session_it_issued(live_server: Any, sqlite_url: str) -> None:
-    """2026-07-28 HTTP keeps no connection: ``ask`` returns its session id and takes it back; an
-    id the server never issued starts a fresh session instead of joining someone else's."""
+    """2026-07-28 HTTP keeps no connection: ``ask`` returns a server-issued session id and takes
+    it back; an id the server never issued is refused, as on the HTTP API."""
     srv = live_server(sqlite_url, UMMAYA_SERVE_MODE="mock")
 
     async def go() -> tuple[Any, ...]:
@@ -125,11 +125,10 @@ def test_stateless_http_continues_only_a_session_it_issued(live_server: Any, sql
             made_up = await c.call_tool("ask", {"query": "근처 약국도 알려줘", "session_id": "mcp-made-up"})
             return sid, again, made_up
     sid, again, made_up = anyio.run(go)
-    assert sid.startswith("mcp-")
+    assert len(sid) >= 32  # issued like the HTTP API's sessions (store.issue_session)
     assert again.structured_content["session_id"] == sid
     assert [c["adapter_id"] for c in again.structured_content["calls"]] == ["nmc_pharmacies"]
-    assert made_up.structured_content["session_id"] not in (sid, "mcp-made-up")
-    assert made_up.structured_content["stop_reason"] == "needs_input"  # no place carried over
+    assert made_up.is_error is True and text_of(made_up).startswith("session_not_found")
 
 
 def test_stateless_http_without_elicitation_does_not_offer_a_dead_session(live_server: Any, sqlite_url: str) -> None:
@@ -141,3 +140,28 @@ def test_stateless_http_without_elicitation_does_not_offer_a_dead_session(live_s
     r = anyio.run(go)
     assert r.is_error is True and text_of(r).startswith("consent_required: mobile_id_verify")
     assert "ummaya consent grant" not in text_of(r) and "keeps no session" in text_of(r)
+
+
+def test_http_mount_needs_the_servers_api_key(live_server: Any, sqlite_url: str) -> None:
+    """With UMMAYA_API_KEYS set, /mcp is guarded like /v1, and an ask session belongs to its key."""
+    import httpx
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    key, other = "k" * 20, "o" * 20
+    srv = live_server(sqlite_url, UMMAYA_SERVE_MODE="mock", UMMAYA_API_KEYS=f"{key},{other}")
+    r = httpx.post(srv.url + "/mcp", headers={"Accept": "application/json, text/event-stream"},
+                   json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+
+    async def ask(bearer: str, args: dict[str, Any]) -> Any:
+        import httpx2
+
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"})
+        async with Client(streamable_http_client(srv.url + "/mcp", http_client=client)) as c:
+            return await c.call_tool("ask", args)
+    first = anyio.run(ask, key, {"query": "동아대 승학캠퍼스 근처 응급실 알려줘"})
+    sid = first.structured_content["session_id"]
+    assert anyio.run(ask, key, {"query": "근처 약국도 알려줘", "session_id": sid}).is_error is False
+    stolen = anyio.run(ask, other, {"query": "근처 약국도 알려줘", "session_id": sid})
+    assert stolen.is_error is True and text_of(stolen).startswith("session_not_found")
