@@ -41,6 +41,8 @@ NEAR_TIE = 0.85
 CLEARLY_NEW = 2.0
 
 _FILLERS_KO = re.compile(r"^(?:그럼|그러면|그리고|아|음|혹시|또|그럼요|근데|그런데|그건|이번엔|이번에는)\s*")
+# 「응급실 말고 약국」, "not the ER, a pharmacy": what the citizen turns away from is no topic.
+_NOT_THIS = re.compile(r"\S+\s*(?:말고|아니고|대신에?|빼고)(?=\s|$)|\b(?:not|instead of)\s+(?:the\s+|an?\s+)?\w+\b,?", re.I)
 _EN_FOLLOW = re.compile(r"^(?:and|what about|how about|and what about|then|ok|okay|so)\b", re.I)
 
 
@@ -208,6 +210,7 @@ def resolve(
     """Read ``query`` against ``state``; run retrieval; return what the planner should see."""
     text = _FILLERS_KO.sub("", query.strip())
     text = _EN_FOLLOW.sub("", text).strip() or query
+    text = _NOT_THIS.sub(" ", text).strip() or text
     vocab = topic_vocabulary(catalog)
     deixis = has_deixis(text)
     anchored = sx.find_place(text, language, vocab)
@@ -220,6 +223,7 @@ def resolve(
     context = frozenset(carried) | ({"coordinates"} if {"latitude", "longitude"} <= set(carried) else set())
     view = (view or query).strip()
     view = _EN_FOLLOW.sub("", _FILLERS_KO.sub("", view)).strip() or view
+    view = _NOT_THIS.sub(" ", view).strip() or view
     found_raw = retriever.search(view, top_k=top_k, filters=filters, context_slots=context)
     if not found_raw and topics and (state.place is not None or state.last_intent is not None):
         # An elliptical new topic (「그 근처 병원은?」) read as the request it stands for: the

@@ -60,6 +60,8 @@ class SlotFiller:
         # A place the dialogue resolved (「하단동」 answering 「어디 기준으로?」, 거기 → the carried
         # place) counts as named; the request's own anchored place comes first.
         services = frozenset().union(*(_vocabulary(m) for m in ctx.candidates)) if ctx.candidates else frozenset()
+        # Words naming the candidate services (응급실, 약국): never a place.
+        self.services: frozenset[str] = frozenset(services)
         self.place = sx.find_place(self.text, ctx.language, services) or (hints.place if hints is not None else None)
         if self.region is None and self.place and hints is not None and hints.place == self.place:
             self.region = sx.find_region(self.place)
@@ -159,7 +161,7 @@ class SlotFiller:
         # predicate (「하고 싶어」) or personal data (runtime/plan/place.py).
         from .place import bare_place
 
-        bare = bare_place(sx._without_personal(self.text), self.ctx.language, frozenset(vocab))
+        bare = bare_place(sx._without_personal(self.text), self.ctx.language, frozenset(vocab) | self.services)
         if self.region and (not bare or sx.find_region(bare) is not None):
             return self.region.sido_full + (f" {self.region.sigungu}" if self.region.sigungu else "")
         return bare

@@ -87,8 +87,12 @@ def known_places() -> frozenset[str]:
     return frozenset(names)
 
 
+# Contractions a citizen types (「오후엔」 = 오후에는, 「거긴」 = 거기는) beside the plain particles.
+_MORE_PARTICLES = ("에서는", "에선", "에는", "엔", "에요")
+
+
 def _strip_particle(word: str) -> str:
-    for p in lx.PARTICLES:
+    for p in (*_MORE_PARTICLES, *lx.PARTICLES):
         if word.endswith(p) and len(word) - len(p) >= 2:
             return word[: -len(p)]
     return word

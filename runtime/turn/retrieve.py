@@ -34,12 +34,40 @@ def retrieve(
         found = retriever.search(retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters,
                                  context_slots=frozenset(ctx.session.slots))
         ranked = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
+    ranked = prefer_proximity(ranked, catalog, ctx.request, ctx.language)
     manifests = widen(catalog, [catalog.get(c["adapter_id"]) for c in ranked], widen_providers)
     widened = [m.id for m in manifests[len(ranked):]]
     log.emit("candidates", "retrieve", candidates=ranked, widened=widened)
     if not manifests:
         raise Stop("no_adapter", ans.compose_stop("no_adapter", ctx.language))
     return Candidates(ranked, manifests, widened)
+
+
+# A find that answers by distance from a point wins a near tie (within this share of the top
+# score) over one that answers by region, when the request anchors on a place (「부산역 근처」).
+PROXIMITY_TIE = 0.85
+
+
+def prefer_proximity(ranked: list[dict[str, Any]], catalog: Catalog, request: str, language: str) -> list[dict[str, Any]]:
+    """「부산역 근처 응급실」 asks what is near a point: a region-wide list (beds per city) that
+    scores a little higher only because the place's name starts with a city's does not answer
+    it. A clear lead (「부산역 근처 응급실 자리 있어?」) is left alone."""
+    if len(ranked) < 2:
+        return ranked
+    from ..plan.slots import find_place
+
+    top = catalog.adapters.get(ranked[0]["adapter_id"])
+    if top is None or top.primitive != "find" or "coordinates" in top.requires:
+        return ranked
+    best = float(ranked[0].get("score") or 0.0)
+    for i, c in enumerate(ranked[1:3], 1):
+        m = catalog.adapters.get(c["adapter_id"])
+        if m is None or m.primitive != "find" or "coordinates" not in m.requires:
+            continue
+        if float(c.get("score") or 0.0) >= PROXIMITY_TIE * best and find_place(request, language):
+            return [ranked[i], *ranked[:i], *ranked[i + 1:]]
+        break
+    return ranked
 
 
 def widen(catalog: Catalog, cands: list[Manifest], limit: int) -> list[Manifest]:

@@ -118,3 +118,20 @@ def test_a_turn_without_a_session_carries_nothing(engine) -> None:
     r = asyncio.run(engine.ask(TurnRequest("근처 응급실 알려줘", mode="mock")))
     assert r.stop_reason == "needs_input"
     assert not [e for e in r.events if e.type == "dialogue"]
+
+
+def test_near_a_point_prefers_a_find_by_distance(talk: Talk) -> None:
+    # 「부산역」 starts like 「부산」: a per-city bed list scores a little higher, but 「근처」 asks
+    # what is near a point. A clear lead for beds stays.
+    assert calls(talk("부산역 근처 응급실")) == ["kakao_keyword_search", "nmc_emergency_rooms"]
+    assert calls(Talk(talk.engine, "beds")("부산역 근처 응급실 자리 있어?")) == ["nmc_emergency_beds"]
+
+
+def test_what_the_citizen_turns_away_from_is_no_topic(talk: Talk) -> None:
+    talk("부산역 근처 응급실")
+    assert calls(talk("응급실 말고 약국")) == ["nmc_pharmacies"]
+
+
+def test_contracted_particles_are_not_places(talk: Talk) -> None:
+    talk("하단동 근처 날씨")
+    assert calls(talk("그럼 오후엔?")) == ["kma_short_term_forecast"]
