@@ -97,7 +97,21 @@ def place_of(manifest: Manifest, args: Mapping[str, Any]) -> PlaceOf:
     return PlaceOf(sido, point, exact)
 
 
+_fixture_places: dict[int, tuple[Fixture, PlaceOf]] = {}
+
+
 def fixture_place(manifest: Manifest, fixture: Fixture) -> PlaceOf:
+    """Cached per fixture object (kept alive with its entry, so an id is never reused)."""
+    hit = _fixture_places.get(id(fixture))
+    if hit is None or hit[0] is not fixture:
+        if len(_fixture_places) > 10_000:
+            _fixture_places.clear()
+        hit = (fixture, _fixture_place(manifest, fixture))
+        _fixture_places[id(fixture)] = hit
+    return hit[1]
+
+
+def _fixture_place(manifest: Manifest, fixture: Fixture) -> PlaceOf:
     place = place_of(manifest, fixture.request)
     if place.known:
         return place
