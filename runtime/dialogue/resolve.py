@@ -41,6 +41,11 @@ NEAR_TIE = 0.85
 CLEARLY_NEW = 2.0
 
 _FILLERS_KO = re.compile(r"^(?:그럼|그러면|그리고|아|음|혹시|또|그럼요|근데|그런데|그건|이번엔|이번에는)\s*")
+# Time phrases whose words would otherwise read as a topic ("day" names the holiday calendar).
+_TIME_PHRASES = re.compile(
+    r"(?:the\s+)?day\s+after(?:\s+tomorrow)?|(?:the\s+)?next\s+(?:day|week|month)|(?:this|the)\s+weekend|"
+    r"그\s*다음\s*날|다음\s*날|전날|하루\s*뒤|이틀\s*뒤|사흘\s*뒤", re.I)
+
 # 「응급실 말고 약국」, "not the ER, a pharmacy": what the citizen turns away from is no topic.
 _NOT_THIS = re.compile(r"\S+\s*(?:말고|아니고|대신에?|빼고)(?=\s|$)|\b(?:not|instead of)\s+(?:the\s+|an?\s+)?\w+\b,?", re.I)
 _EN_FOLLOW = re.compile(r"^(?:and|what about|how about|and what about|then|ok|okay|so)\b", re.I)
@@ -215,8 +220,8 @@ def resolve(
     deixis = has_deixis(text)
     anchored = sx.find_place(text, language, vocab)
     region = sx.find_region(text)
-    topics = topic_words(text, vocab)
-    new_time = _names_time(text, language)
+    topics = topic_words(_TIME_PHRASES.sub(" ", text), vocab)
+    new_time = _names_time(text, language) or _TIME_PHRASES.search(text) is not None
     carried = state.carried_slots()
 
     # Retrieval on the message as written (personal data removed by the caller's view).
@@ -241,7 +246,7 @@ def resolve(
     if pending and pending.adapter_id in catalog.adapters:
         target = catalog.get(pending.adapter_id)
         own_vocab = adapter_vocabulary(target) | vocab
-        place = anchored or (None if deixis else bare_place(sx._without_personal(text), language, own_vocab))
+        place = anchored or (None if deixis else bare_place(sx._without_personal(_TIME_PHRASES.sub(" ", text)), language, own_vocab))
         fills = _fills(pending.missing, text, language, place, region, deixis, state)
         own_topics = [w for w in topics if in_vocabulary(w.lower(), adapter_vocabulary(target))]
         other_better = (
@@ -274,7 +279,7 @@ def resolve(
     last_m = catalog.get(last.adapter_id)
     # ---- 2. an elliptical follow-up: nothing of its own says *what*, so the topic carries
     if not topics:
-        bare = anchored or (None if deixis else bare_place(sx._without_personal(text), language, vocab | adapter_vocabulary(last_m)))
+        bare = anchored or (None if deixis else bare_place(sx._without_personal(_TIME_PHRASES.sub(" ", text)), language, vocab | adapter_vocabulary(last_m)))
         content = _content_fields(last_m)
         # A bare name replaces the slot of the last intent it fits: a place where the intent has a
         # place (「광주는?」), else the thing asked about (「게보린은?」 after a drug question).
