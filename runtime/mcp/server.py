@@ -65,9 +65,9 @@ INSTRUCTIONS = (
     "consent_required until the citizen consents. Use `ask` to run a whole turn.")
 
 
-# A session minted for a call that came with none (stateless HTTP). `ask` returns it so the client
-# can continue the conversation; for an adapter tool nothing can name it again, so its consent
-# notice does not offer `ummaya consent grant` for it.
+# The session of an adapter call that came with none (stateless HTTP): nothing can name it again,
+# so its consent notice does not offer `ummaya consent grant` for it. (`ask` gets a session the
+# store issues instead, which the client sends back to continue.)
 EPHEMERAL = "mcp-call-"
 
 
