@@ -116,3 +116,12 @@ def test_record_needs_the_keys(project, monkeypatch):
     monkeypatch.delenv("DATA_GO_KR_SERVICE_KEY")
     result = run("record", "nmc_emergency_rooms", "--args", "{}", "--root", str(root))
     assert result.exit_code == 2 and "needs DATA_GO_KR_SERVICE_KEY" in result.stderr
+
+
+def test_record_warns_when_the_answer_has_fields_the_guide_does_not_document(project):
+    root, srv = project
+    srv.route(ER_PATH, Reply(body=data_go_kr_xml([dict(ROW, dutyEmclsName="권역응급의료센터")]), content_type=XML))
+    result = run("record", "nmc_emergency_rooms", "--args", '{"latitude": 37.5, "longitude": 127.0}', "--name", "drifted", "--root", str(root))
+    assert result.exit_code == 0, result.output
+    assert "warning: registry/nmc/nmc_emergency_rooms.yaml:" in result.stderr
+    assert "'dutyEmclsName' (record 0) which the documented response" in result.stderr

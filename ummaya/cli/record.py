@@ -83,6 +83,7 @@ def record(adapter_id: str, args_json: str, name: str | None, root: str | None) 
         fail(f"record: {exc}", 2)
     for path in written:
         click.echo(f"wrote {path.relative_to(project)}")
+    _warn_undocumented(project, adapter_id, name)
     verdict = fixture.expected_error or f"{len((fixture.expected or {}).get('items') or [])} item(s)"
     click.echo(f"fixture '{name}' (source: recorded, {today}): {verdict}. Run `ummaya build` next.")
 
@@ -94,3 +95,19 @@ def _secret_vars(manifest) -> list[str]:
         names += [auth.credential] if auth.credential else []
         names += list(auth.token_params.values())
     return [n for n in dict.fromkeys(names) if n]
+
+
+def _warn_undocumented(project, adapter_id: str, name: str) -> None:
+    """A recording with fields the documented response lacks is news (a guide or manifest out of
+    date): say so now, with the line `ummaya build` will report."""
+    from ummaya.codegen.loader import load_registry
+    from ummaya.codegen.resolve import resolve_manifest
+    from ummaya.codegen.response_fields import check_response_fields
+
+    registry, _ = load_registry(project)
+    lm = registry.by_id().get(adapter_id)
+    if lm is None:
+        return
+    for problem in check_response_fields(lm, resolve_manifest(lm.manifest, registry.profiles)):
+        if f"({name})" in problem.message:
+            click.echo(f"warning: {problem}", err=True)
