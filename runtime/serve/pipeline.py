@@ -8,12 +8,12 @@ retrieval policy, query normalisation, consents, planner configuration) and rais
 terminal ``completed`` or ``error``. The SSE response writes them as they come; the JSON response
 folds the same events (answer = the concatenated deltas), so the two cannot disagree.
 
-The turn engine (runtime/turn.py) is used as is, wrapped rather than changed:
+The turn engine (runtime/turn/) is used as is, wrapped rather than changed:
 
 * a per-request retriever wrapper asks the release's retriever for the rerank *pool*, reranks it
   and applies the budget (rerank.py), and records the retrieving/reranking/generating states;
-* the engine runs in its own task and its events are forwarded as they come (a provider's deltas
-  arrive while the model is still writing);
+* the engine runs in its own task and its events are forwarded as they come (tool calls and
+  evidence as they happen; the answer's deltas once the engine has checked and framed it);
 * the engine is told not to write traces (``write_traces=False``): this module's writer adds the
   serving states, the release alias, the rerank report and the public error code, and writes off
   the event loop.
