@@ -181,6 +181,7 @@ def _id(tok: str) -> str:
 _NEG_KO = re.compile(r"없|않|못|아니|아닙|아님|는지|다면|으면|려면|전에|후에|뒤에|수\s*있")
 _NEG_EN = re.compile(r"\b(?:not|no|nothing|never|without|before|once|if|until|unless|whether|cannot|can't|won't|isn't|wasn't|weren't|hasn't|haven't|didn't|after)\b|n't\b")
 _COND_KO = re.compile(r"려면|하세요|하십시오|필요|설정|없|않|아니|아닙|다시")
+_COND_EN = re.compile(r"\b(?:for|to get|configure|set up|with an? api key|once)\b")
 
 # Statements are found by their rarest part first (the noun or the participle, a plain literal
 # alternation the regex engine scans for quickly), then read around it.
@@ -222,9 +223,12 @@ _LINK_START = re.compile(r"[a-z0-9._%+:/-]*$")
 _ADDRESS_ANCHOR = re.compile(r"(?:대로|로|길)\s*\d+(?:\s*번길\s*\d+)?(?:-\d+)?|동\s*\d+(?:-\d+)?")
 _ADDRESS_WORD = re.compile(r"[가-힣0-9]*[가-힣]$")
 _ADDRESS_NOT = re.compile(r"[\d.]|\s*(?:km|m|개|곳|명|분|시|%|원|번|배|초|세|살|일|년|층|호)")
-_LIVE_KO = re.compile(r"실시간\s*(?:으로|데이터|정보|조회|결과|응답|자료|확인)|실제\s*(?:기관\s*)?(?:데이터|자료|조회\s*결과)")
-_LIVE_EN = re.compile(r"live\b(?!\s*(?:·|-)?\s*실시간)|real[- ]time\s+(?:data|result|information|figures)")
-_LIVE_LABEL = re.compile(r"\bLive\b")  # the label, capitalised; "live" lower-case is read by _LIVE_EN
+_LIVE_KO = re.compile(
+    r"실시간\s*(?:으로|데이터|정보|조회|결과|응답|자료|확인|현황|입니다|이에요|예요|이며|이고)|실시간\s*\]"
+    r"|실제\s*(?:[가-힣]+\s+)?(?:데이터|자료|정보|현황|조회\s*결과)"
+)
+# The label a model copies ("[Live · 실시간]") is a tier claim like any other.
+_LIVE_EN = re.compile(r"live\b|real[- ]time\s+(?:data|result|information|figures)|(?:real|actual)\s+(?:data|figures|information)")
 _MOCK_KO = re.compile(r"모의|예시\s*데이터")
 _MOCK_EN = re.compile(r"mock\b|sample\s+data\b|simulated\b")
 
@@ -529,7 +533,7 @@ def _judge(matches: list[tuple[int, str, re.Match[str]]], text: str, a: int, b: 
             if _asserted(text, m, a, b, _NEG_KO):
                 return kind, claim.strip()
         elif kind in ("live", "mock"):
-            if _asserted(text, m, a, b, _COND_KO):
+            if _asserted(text, m, a, b, _COND_KO) and not _COND_EN.search(text[max(a, m.start() - 20): m.start()].lower()):
                 return "tier", claim.strip()
         elif kind == "link":
             if _squash(claim).rstrip(".") not in f.text:

@@ -155,3 +155,18 @@ def test_links_and_addresses_from_the_evidence_stay():
     for sentence in ("응급의료포털(https://www.e-gen.or.kr/er)에서 확인하세요.", "주소는 대신공원로 26이에요.",
                      "하단동 840에 있어요."):
         assert check(sentence, f).grounded, sentence
+
+
+@pytest.mark.parametrize("sentence", [
+    "[Live · 실시간] 국립중앙의료원 자료예요.",
+    "이 병상 정보는 실시간입니다.",
+    "실제 병상 현황을 알려드릴게요.",
+    "This is actual data from the hospital.",
+])
+def test_a_copied_or_reworded_live_label_over_mock_evidence_goes(facts, sentence):
+    assert [r["kind"] for r in check(sentence, facts).removed] == ["tier"], sentence
+
+
+def test_advice_about_live_data_is_no_tier_claim(facts):
+    for sentence in ("For real-time data, set the API key and ask again.", "실시간 정보는 API 키를 설정한 뒤 다시 확인하세요."):
+        assert check(sentence, facts).grounded, sentence
