@@ -508,3 +508,32 @@ def test_gateway_codes_and_messages_map_to_classes(srv, code, message, expected)
     srv.route(path_of("nmc_pharmacies"), Reply(body=standard_error_xml(code, message), content_type=XML))
     out = call(srv, "nmc_pharmacies", ER_ARGS)
     assert out.error_class == expected, out.error_message
+
+
+# -- the principle across the whole registry: every live adapter, every standard-form answer -----
+
+LIVE = sorted(
+    i for i, m in REAL.items() if m.tier == "live" and m.upstream is not None and m.upstream.callable
+)
+STANDARD_ANSWERS = [
+    ("key_30", standard_error_xml("30", "SERVICE_KEY_IS_NOT_REGISTERED_ERROR"), ("error", "credential_missing")),
+    ("key_99", standard_error_xml("99", "SERVICE KEY IS NOT REGISTERED ERROR."), ("error", "credential_missing")),
+    ("key_99_ko", standard_error_json("99", "등록되지 않은 서비스키입니다."), ("error", "credential_missing")),
+    ("gateway_quota", gateway_error_xml("22", "LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR"), ("error", "channel_unavailable")),
+    ("zero_xml", data_go_kr_xml([]), ("no_data", None)),
+    ("announced_40", data_go_kr_xml([], total=40), ("error", "adapter_error")),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "expected"), STANDARD_ANSWERS, ids=[a[0] for a in STANDARD_ANSWERS])
+@pytest.mark.parametrize("adapter_id", LIVE)
+def test_every_live_adapter_reads_the_standard_forms(srv, adapter_id, name, body, expected):
+    m = REAL[adapter_id]
+    args = next(f.request for f in m.fixtures if f.expected is not None)
+    srv.route(path_of(adapter_id), Reply(body=body, content_type=XML))
+    if m.upstream.lookup is not None:
+        srv.route(m.upstream.lookup.path, Reply(body=body, content_type=XML))
+    if m.upstream.auth is not None and m.upstream.auth.token_path:
+        srv.route(m.upstream.auth.token_path, Reply(body=sgis_token_json("tok")))
+    out = call(srv, adapter_id, args)
+    assert (out.status, out.error_class) == expected, (adapter_id, out.error_code, out.error_message)
