@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from .containment import UnsafeFile, bad_relative_name, inside, read_regular, unreadable
 from .emit_cache import write_atomic
 from .manifest import Manifest, Profile
-from .safe_yaml import MAX_NODES, MAX_YAML_BYTES, YamlLimit, check_events, check_tree, node_bound
+from .safe_yaml import MAX_NODES, MAX_YAML_BYTES, YamlLimit, check_events, check_flow_depth, check_tree, node_bound
 
 PROFILES_DIR = "_profiles"
 SCENARIOS_DIR = "scenarios"
@@ -174,6 +174,7 @@ def _parse_text(text: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
         except yaml.YAMLError:
             if len(text) > _REPARSE_LIMIT:
                 raise
+            check_flow_depth(text)
         finally:
             loader.dispose()
     check_events(text)

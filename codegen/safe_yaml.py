@@ -109,6 +109,27 @@ def node_bound(text: str) -> int:
     return 2 + 2 * text.count(":") + sum(text.count(c) for c in ",-[{?\n")
 
 
+def check_flow_depth(text: str) -> None:
+    """Brackets nested deeper than ``MAX_DEPTH`` (quoted text skipped). Only for a document libyaml
+    already refused: the pure-Python scanner looks at every open bracket for every new one
+    (quadratic — a second for 20,000 ``[``), so such a text is refused before it gets there."""
+    depth, line, quote = 0, 1, ""
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YamlLimit(line, f"nesting too deep: more than {MAX_DEPTH} levels")
+        elif ch in "]}" and depth:
+            depth -= 1
+
+
 def check_events(text: str, loader_cls: type | None = None) -> None:
     """The same limits on the event stream (parsers are iterative; only composers recurse), at
     most ``MAX_NODES`` events read. A syntax error is left for the composer to report."""
