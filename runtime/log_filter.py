@@ -61,8 +61,8 @@ class ScrubFilter(logging.Filter):
         else:
             try:
                 message = record.getMessage()
-            except Exception:  # a broken format string is logging's own error to report
-                return True
+            except Exception:  # a broken format string: logging would print msg and args raw
+                message = f"{record.msg} {record.args!r}"
             record.msg, record.args = scrub(message), None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)

@@ -202,3 +202,9 @@ def test_ummaya_serve_log_config_filters_both_uvicorn_handlers():
         from uvicorn.config import LOGGING_CONFIG
 
         logging.config.dictConfig(LOGGING_CONFIG)
+
+
+def test_a_record_with_a_broken_format_string_is_scrubbed_too():
+    rec = _record("ummaya.x", "phone %s and %s", (PHONE,))  # one argument short
+    ScrubFilter().filter(rec)
+    assert PHONE not in rec.getMessage() and "[전화번호]" in rec.getMessage()
