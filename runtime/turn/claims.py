@@ -187,8 +187,9 @@ _COND_EN = re.compile(r"\b(?:for|to get|configure|set up|with an? api key|once)\
 # alternation the regex engine scans for quickly), then read around it.
 _COMPLETION_NOUN = re.compile("접수|신청|제출|납부|결제|송금|이체|입금|예약|신고|등록|발급|처리|변경|해지|취소|전송|발송")
 _COMPLETION_TAIL = re.compile(
-    r"\s*(?:이|가|을|를|은|는)?\s*(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*)?(?:완료|마무리)?\s*"
-    r"(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤)|\s*(?:가|이)?\s*완료"
+    r"\s*(?:이|가|을|를|은|는)?\s*(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*|이미\s*)?(?:완료|마무리|확정|승인|완납|수리)?\s*"
+    r"(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤|된\s*(?:상태|것으로|걸로))"
+    r"|\s*(?:가|이)?\s*완료"
 )
 _COMPLETION_KO = re.compile(
     r"완료(?:되었|됐|했)"
@@ -198,7 +199,7 @@ _COMPLETION_KO = re.compile(
 )
 _PARTICIPLE = re.compile(
     r"submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted"
-    r"|transferred|lodged|forwarded|notified|scheduled|contacted|called|emailed"
+    r"|transferred|lodged|forwarded|notified|scheduled|contacted|called|emailed|confirmed|approved|settled"
 )
 _AUXILIARY = re.compile(
     r"(?:\b(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|successfully\s+|already\s+)*"

@@ -143,6 +143,10 @@ def test_the_engine_answers_pass_their_own_check(catalog, retriever, store, monk
     ("주소는 부산광역시 서구 대신공원로 99예요.", "address"),
     ("병원에 진료 예약해 드렸어요.", "completion"),
     ("I've contacted the hospital for you.", "completion"),
+    ("예약이 확정되었습니다.", "completion"),
+    ("결제가 승인되었어요.", "completion"),
+    ("신청서가 제출된 상태입니다.", "completion"),
+    ("Your booking is confirmed.", "completion"),
 ])
 def test_invented_links_addresses_and_actions_go(facts, sentence, kind):
     v = check(f"동아대학교병원이 가까워요. {sentence}", facts)

@@ -62,4 +62,5 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
     click.echo(result.answer)
     click.echo("")
     chain = " → ".join(f"{c['adapter_id']} [{c['tier']}: {c['status']}]" for c in result.calls) or "-"
-    click.secho(f"stop: {result.stop_reason} ({result.layer}) · calls: {chain} · trace: {result.trace_id}", dim=True)
+    grounded = "grounded" if result.grounded else f"not grounded: {len(result.removed_claims)} claim(s) removed"
+    click.secho(f"stop: {result.stop_reason} ({result.layer}) · {grounded} · calls: {chain} · trace: {result.trace_id}", dim=True)
