@@ -6,8 +6,9 @@ retention, the right to refuse — 개인정보 보호법 제15조·제22조) an
 
 Two protocol eras, one form:
 * 2026-07-28 and later: the call returns ``InputRequiredResult``; the host asks the citizen and
-  retries the same call with ``inputResponses``. The ``requestState`` we send is an HMAC over the
-  adapter and the consent session, so an answer counts only for a question this server asked, for
+  retries the same call with ``inputResponses``. The ``requestState`` we send is an HMAC (keyed
+  from the consent ledger's key, shared by every worker) over the adapter and the consent
+  session, so an answer counts only for a question this server asked, for
   that adapter, in that session (a forged or replayed ``accept`` is ignored, and the form is shown).
 * earlier versions: the server sends ``elicitation/create`` mid-call and waits for the answer.
 
@@ -27,7 +28,21 @@ import mcp_types as types
 from ummaya.codegen.manifest import Manifest
 
 KEY_PREFIX = "consent:"
-_SECRET = secrets.token_bytes(32)  # per process: a state minted by another process is not ours
+_PROCESS_SECRET = secrets.token_bytes(32)  # only when the store has no ledger key (tests, memory)
+
+
+def state_secret(store: Any) -> bytes:
+    """The MAC key for ``requestState``: derived from the consent ledger's key, which every worker
+    and replica on one store shares (env or a private file), so a question asked by one worker
+    is answered at any other; a rotated ledger key simply asks again."""
+    ledger_keys = getattr(store, "ledger_keys", None)
+    if ledger_keys is None:
+        return _PROCESS_SECRET
+    try:
+        base = ledger_keys().current
+    except Exception:  # no usable key: the gate fails closed anyway; a question stays local
+        return _PROCESS_SECRET
+    return hmac.new(base, b"ummaya mcp consent requestState v1", hashlib.sha256).digest()
 
 
 def supports_elicitation(session: Any) -> bool:
@@ -62,20 +77,20 @@ def request(m: Manifest) -> types.ElicitRequest:
     return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message(m), requested_schema=SCHEMA))
 
 
-def _mac(adapter_id: str, session_id: str) -> str:
-    return hmac.new(_SECRET, f"{adapter_id}\x00{session_id}".encode(), hashlib.sha256).hexdigest()[:32]
+def _mac(adapter_id: str, session_id: str, secret: bytes) -> str:
+    return hmac.new(secret, f"{adapter_id}\x00{session_id}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def _state(adapter_id: str, session_id: str) -> str:
-    return f"ummaya-consent:{adapter_id}:{session_id}:{_mac(adapter_id, session_id)}"
+def _state(adapter_id: str, session_id: str, secret: bytes) -> str:
+    return f"ummaya-consent:{adapter_id}:{session_id}:{_mac(adapter_id, session_id, secret)}"
 
 
-def input_required(m: Manifest, session_id: str) -> types.InputRequiredResult:
+def input_required(m: Manifest, session_id: str, secret: bytes) -> types.InputRequiredResult:
     return types.InputRequiredResult(input_requests={KEY_PREFIX + m.id: request(m)},
-                                     request_state=_state(m.id, session_id))
+                                     request_state=_state(m.id, session_id, secret))
 
 
-def session_from_state(params: Any) -> str | None:
+def session_from_state(params: Any, secret: bytes) -> str | None:
     """The session a consent question was asked in, from a retried call's ``requestState`` —
     stateless HTTP (2026-07-28) has no connection to remember it. None unless the MAC holds."""
     state = getattr(params, "request_state", None) or ""
@@ -83,10 +98,10 @@ def session_from_state(params: Any) -> str | None:
     if len(parts) != 4 or parts[0] != "ummaya-consent":
         return None
     _, adapter_id, session_id, _mac_hex = parts
-    return session_id if hmac.compare_digest(state, _state(adapter_id, session_id)) else None
+    return session_id if hmac.compare_digest(state, _state(adapter_id, session_id, secret)) else None
 
 
-def answers(params: Any, session_id: str) -> dict[str, bool]:
+def answers(params: Any, session_id: str, secret: bytes) -> dict[str, bool]:
     """adapter id → consented? from a retried call's ``inputResponses``; only answers to the
     question this server asked, in this session (the state's MAC matches), count."""
     responses = getattr(params, "input_responses", None) or {}
@@ -96,7 +111,7 @@ def answers(params: Any, session_id: str) -> dict[str, bool]:
         if not key.startswith(KEY_PREFIX) or not isinstance(resp, types.ElicitResult):
             continue
         adapter_id = key[len(KEY_PREFIX):]
-        if not hmac.compare_digest(state, _state(adapter_id, session_id)):
+        if not hmac.compare_digest(state, _state(adapter_id, session_id, secret)):
             continue
         out[adapter_id] = agreed(resp)
     return out

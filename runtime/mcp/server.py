@@ -109,7 +109,7 @@ class McpBackend:
         sid = headers.get("mcp-session-id") if headers is not None else None
         if sid:
             return f"mcp-http-{sid}"
-        asked = consent.session_from_state(params)
+        asked = consent.session_from_state(params, consent.state_secret(engine.store))
         if asked:
             return asked
         store = engine.store
@@ -286,7 +286,8 @@ class ToolRunner:
                                 "server (omit session_id to start a new conversation) / 그런 세션이 "
                                 "없습니다. session_id 없이 보내면 새 대화가 시작됩니다.")
         declined: set[str] = set()
-        for adapter_id, ok in consent.answers(params, session_id).items():
+        secret = consent.state_secret(engine.store)
+        for adapter_id, ok in consent.answers(params, session_id, secret).items():
             m = engine.catalog.adapters.get(adapter_id)
             if m is None or m.permission.consent is None:
                 continue
@@ -309,7 +310,7 @@ class ToolRunner:
         if not consent.supports_elicitation(ctx.session):
             return outcome.result
         if ctx.protocol_version and is_version_at_least(ctx.protocol_version, MODERN):
-            return consent.input_required(m, session_id)
+            return consent.input_required(m, session_id, secret)
         answer = await ctx.session.elicit_form(message=consent.message(m), requested_schema=consent.SCHEMA,
                                               related_request_id=ctx.request_id)
         if not consent.agreed(answer):

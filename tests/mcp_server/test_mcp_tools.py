@@ -268,3 +268,35 @@ def test_personal_data_never_reaches_a_lookup(backend: Any, store: Any) -> None:
     assert any(e["type"] == "redaction" for e in trace.events)
     assert not any(e["type"] == "call_started" for e in trace.events)
     assert "010-1234-5678" not in json.dumps(trace.to_dict(), ensure_ascii=False)
+
+
+def test_a_question_asked_by_one_worker_is_answered_at_another(generated: Any, store: Any) -> None:
+    """Stateless HTTP may send the retried call to another worker: the requestState MAC is keyed
+    from the ledger key every worker shares, so the answer counts there (and is recorded once)."""
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.mcp import McpBackend
+
+    def worker() -> Any:
+        engine = build_engine(generated, store=store)
+        return build_server(McpBackend(lambda: engine, mode="mock", session_id="mcp-shared"))
+
+    async def never(ctx: Any, params: Any) -> types.ElicitResult:  # declares the capability
+        raise AssertionError("the test answers the question itself")
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(worker(), elicitation_callback=never) as a, Client(worker(), elicitation_callback=never) as b:
+            asked = await a.session.call_tool("mobile_id_verify", ID_ARGS, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            [key] = asked.input_requests
+            answer = {key: types.ElicitResult(action="accept", content={"agree": True})}
+            done = await b.session.call_tool("mobile_id_verify", ID_ARGS, input_responses=answer,
+                                             request_state=asked.request_state, allow_input_required=True)
+            return asked, done
+    from ummaya.runtime.mcp import consent
+
+    # not this process's own secret: another process on the same store derives the same key
+    assert consent.state_secret(store) != consent._PROCESS_SECRET
+    assert consent.state_secret(store) == consent.state_secret(store)
+    asked, done = run(go)
+    assert isinstance(done, types.CallToolResult) and done.is_error is False
+    assert [c.adapter_id for c in store.list_consents("mcp-shared")] == ["mobile_id_verify"]
