@@ -25,11 +25,22 @@ class UpstreamError(Exception):
 
     def __init__(self, error_class: str, code: str, message: str, *, retryable: bool = False):
         assert error_class in ERROR_CLASSES, error_class
+        # The message travels to the citizen, the API response and the trace. It is often built
+        # from an exception's text or an upstream's words, which can quote the request URL (with
+        # its key) or the citizen's data: both are removed here, once, for every error.
+        message = _scrub(message)
         super().__init__(f"{error_class} [{code}]: {message}")
         self.error_class = error_class
         self.code = code
         self.message = message
         self.retryable = retryable
+
+
+def _scrub(message: str) -> str:
+    from ..store.credentials import strip_credentials
+    from ..store.redact import redact
+
+    return redact(strip_credentials(message))
 
 
 def parse_error(message: str) -> UpstreamError:

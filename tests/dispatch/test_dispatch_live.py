@@ -1105,3 +1105,20 @@ def test_call_many_runs_calls_concurrently(srv, tmp_path):
     assert all(o.status == "ok" for o in outs)
     print(f"call_many of two 0.5 s calls: {elapsed:.3f} s")
     assert 0.5 <= elapsed < 0.95  # about one delay; one after the other takes >= 1.0 s
+
+
+def test_an_error_message_never_carries_the_key_or_personal_data(tmp_path):
+    """A transport error's text can quote the request URL: the outcome (API response, trace,
+    citizen) keeps the class and code, never the key or a phone number from the arguments."""
+    import httpx
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(f"cannot reach {request.url} (caller 010-1234-5678)")
+
+    d = Dispatcher(catalog(tmp_path, ER), env=ENV, base_url_overrides={"er_test": "http://127.0.0.1:9"},
+                   transport=httpx.MockTransport(refuse), sleep=no_sleep)
+    out = run(d.call("er_test", ARGS, mode="live"))
+    assert (out.error_class, out.error_code) == ("channel_unavailable", "CONNECT")
+    assert "127.0.0.1" in out.error_message  # still says what failed
+    assert DECODED_KEY not in out.error_message and "010-1234-5678" not in out.error_message
+    assert "serviceKey=" not in out.error_message or "serviceKey=***" in out.error_message
