@@ -37,6 +37,7 @@ from __future__ import annotations
 import calendar
 import codecs
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -98,7 +99,7 @@ _EMAIL = re.compile(
 
 # A separator between digit groups: hyphen or dot (a space on either side allowed: " - "), or one
 # space. Never a newline: numbers on consecutive lines are separate numbers.
-_SEP = r"(?: ?[-.] ?| )"
+_SEP = r"(?: ?[-./_] ?| )"
 
 # Every pattern starts with a plain character class and puts its "not inside a longer number"
 # look-behind *after* that first character (a fixed two-character look-behind): the regex engine
@@ -249,23 +250,102 @@ def _url_decoded(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
-_CANDIDATE = re.compile(r"[0-9@\uff10-\uff19\uff20]")
+# Sino-Korean digits, as a citizen spells a number out (공일공-일이삼사-오육칠팔, 영일영…). They are
+# ordinary syllables too (이사, 사이, 공공, 대구, "…5678이에요"), so a syllable is read as a digit
+# only in a group of at least three of them inside a run of at least nine digit-like characters
+# (a phone number is the shortest target: 02-123-4567) — one character for one, so offsets stay
+# those of the text.
+_HANGUL_DIGITS = {"공": "0", "영": "0", "빵": "0", "일": "1", "이": "2", "삼": "3", "사": "4",
+                  "오": "5", "육": "6", "륙": "6", "칠": "7", "팔": "8", "구": "9"}
+_HD = "".join(_HANGUL_DIGITS)
+_DIGIT_SEP = r"[ \-.\u2010-\u2015\u2212\uff0d\u3161]"
+_HANGUL_RUN = re.compile("(?:[0-9\uff10-\uff19" + _HD + "]" + _DIGIT_SEP + "{0,3}){9,}")
+_HANGUL_GROUP = re.compile("[" + _HD + "](?:" + _DIGIT_SEP + "{0,3}[" + _HD + "]){2,}")
+_HANGUL_TABLE = str.maketrans(_HANGUL_DIGITS)
+
+
+def _fold_hangul_digits(text: str) -> str:
+    if not any(ch in _HANGUL_DIGITS for ch in text):
+        return text
+
+    def run(m: re.Match[str]) -> str:
+        return _HANGUL_GROUP.sub(lambda g: g.group(0).translate(_HANGUL_TABLE), m.group(0))
+
+    return _HANGUL_RUN.sub(run, text)
+
+
+# Invisible format characters (zero-width space/joiners, soft hyphen, word joiner, BOM…) typed or
+# pasted inside a number: 010\u200b1234\u200b5678 is 010-1234-5678 to every reader but a regex.
+def _invisible(ch: str) -> bool:
+    return ch == "\u00ad" or (not ch.isascii() and unicodedata.category(ch) == "Cf")
+
+
+def _without_invisible(text: str) -> tuple[str, list[int], list[int]]:
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for i, ch in enumerate(text):
+        if _invisible(ch):
+            continue
+        out.append(ch)
+        starts.append(i)
+        ends.append(i + 1)
+    return "".join(out), starts, ends
+
+
+_CANDIDATE = re.compile("[0-9@\uff10-\uff19\uff20" + _HD + "]")
+
+# URL escapes are undone up to this many times: %2540 is "@" escaped twice, which a stored
+# upstream URL holds when a client escaped an already escaped value.
+_MAX_DECODES = 3
+
+_View = tuple[str, "list[int] | None", "list[int] | None"]
+
+
+def _compose(outer: _View, inner: tuple[str, list[int], list[int]]) -> _View:
+    """``inner`` is a view of ``outer[0]``; return it as a view of the original text."""
+    _, o_starts, o_ends = outer
+    text, starts, ends = inner
+    if o_starts is None or o_ends is None:
+        return text, starts, ends
+    return text, [o_starts[s] for s in starts], [o_ends[e - 1] for e in ends]
+
+
+def _views(text: str) -> list[_View]:
+    """The ways ``text`` is read: as written, URL-decoded (repeatedly), and without invisible
+    characters; each view maps its characters back to spans of ``text``."""
+    views: list[_View] = [(text, None, None)]
+    current: _View = views[0]
+    for _ in range(_MAX_DECODES):
+        if "%" not in current[0] and "+" not in current[0]:
+            break
+        decoded = _url_decoded(current[0])
+        if decoded[0] == current[0]:
+            break
+        current = _compose(current, decoded)
+        views.append(current)
+    for view in list(views):
+        if not view[0].isascii() and any(_invisible(ch) for ch in view[0]):
+            views.append(_compose(view, _without_invisible(view[0])))
+    return views
 
 
 def find_personal(text: str) -> list[Finding]:
     """Every piece of personal data in ``text``, in order, none overlapping another.
 
     ``value`` is the text as written (``text[start:end]``), which may hold full-width digits, an
-    en dash or URL escapes. Shared by ``redact`` and the pre-dispatch personal-data guard, so what
-    is kept out of traces and what is kept away from upstreams is one definition.
+    en dash, Korean digits, invisible characters or URL escapes. Shared by ``redact`` and the
+    pre-dispatch personal-data guard, so what is kept out of traces and what is kept away from
+    upstreams is one definition.
     """
     if not text or _CANDIDATE.search(text) is None:
         return []
-    found = _scan(_fold(text))
-    if "%" in text or "+" in text:
-        decoded, starts, ends = _url_decoded(text)
-        if decoded != text:
-            for f in _scan(_fold(decoded)):
+    found: list[Finding] = []
+    for view, starts, ends in _views(text):
+        for f in _scan(_fold_hangul_digits(_fold(view))):
+            if starts is None or ends is None:
+                found.append(f)
+            else:
                 s, e = starts[f.start], ends[f.end - 1]
                 found.append(Finding(f.kind, s, e, text[s:e]))
     if not found:
