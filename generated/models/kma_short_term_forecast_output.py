@@ -9,7 +9,7 @@ class Item(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    forecast_date: constr(pattern=r'^[0-9]{8}$')
+    forecast_date: constr(pattern=r'^[0-9]{8}$') = Field(..., description='The day this row forecasts (the answer shows the day asked about)')
     forecast_time: constr(pattern=r'^[0-9]{4}$')
     base_date: constr(pattern=r'^[0-9]{8}$') = Field(..., description='Issue date of the forecast')
     base_time: constr(pattern=r'^[0-9]{4}$') = Field(..., description='Issue time of the forecast (KST)')

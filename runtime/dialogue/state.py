@@ -120,6 +120,12 @@ class DialogueState(BaseModel):
     # Names and references later steps may reuse: benefit_name, drug_name, service_name,
     # receipt_number, application_id … (from arguments and evidence, never personal data).
     references: dict[str, str] = Field(default_factory=dict)
+    # The day(s) the conversation is about (ISO dates), so a follow-up that changes the place keeps
+    # the day: 「모레 부산 날씨」 then 「서울은?」 is 모레 in Seoul (runtime/turn/days.py).
+    days: list[str] = Field(default_factory=list)
+    # Keyed digests (never the values) of personal values the citizen typed in earlier turns, so
+    # argument provenance can accept a name given before a consent step (dialogue/given.py).
+    given: list[str] = Field(default_factory=list)
     language: Literal["ko", "en"] | None = None
     policy: Policy = "default"
     facts: RuntimeFacts = Field(default_factory=RuntimeFacts)
@@ -147,7 +153,7 @@ class DialogueState(BaseModel):
 
     def view(self) -> dict[str, Any]:
         """The trace's view of the state (JSON)."""
-        return self.model_dump(mode="json", exclude_none=True)
+        return self.model_dump(mode="json", exclude_none=True, exclude={"given"}) | {"given": len(self.given)}
 
     @classmethod
     def load(cls, data: Any) -> "DialogueState":

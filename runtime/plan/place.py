@@ -38,6 +38,20 @@ REQUEST_WORDS = frozenset(
 )
 PRONOUNS = frozenset("나 저 제 내 우리 저희 너 당신 본인 제가 내가 저는 나는 우리집 저희집 집 지금위치 현재위치 여기서 저기서".split())
 DEIXIS = frozenset("거기 여기 저기 그곳 이곳 저곳 그 이 그쪽 이쪽 저쪽 그근처 거기서 there here that".split())
+# Words that introduce personal data (「전화 010-…」, 「이름은 홍길동」, "my email is …"): they say what
+# the next value is, never where the citizen is, so they are never a place and never sent as one.
+PERSONAL_LABELS = frozenset(
+    """전화 전화번호 번호 휴대폰 휴대전화 핸드폰 핸드폰번호 폰 폰번호 연락처 연락번호 주민번호 주민등록번호 주민등록
+    이메일 메일 메일주소 이메일주소 이름 성함 성명 실명 생년월일 생일 카드 카드번호 계좌 계좌번호 여권 여권번호
+    면허 면허번호 운전면허 운전면허번호 차량번호 차번호 외국인등록번호 사업자번호 주소 집주소
+    phone mobile number email e-mail name birthday""".split()
+)
+# Labels whose value is a word, not a number (「이름은 홍길동이고」): the next word is that value.
+_WORD_VALUE_LABELS = frozenset("이름 성함 성명 실명 name".split())
+# A copula or connective standing alone (「⟦⟧ 인데요」 once a value is removed): no noun, no place.
+COPULA_WORDS = frozenset(
+    "인데 인데요 이고 이고요 이구요 이에요 이예요 예요 이요 입니다 이야 이라서 이니까 이거든요 이랑 하고 고요 구요".split()
+)
 EN_STOP = frozenset(
     """the a an me my i i'm im am is are was be near nearby around close to by at in on of for from
     please show find tell what where which how about and or now today tomorrow tonight right this
@@ -66,6 +80,7 @@ _PLACE_SUFFIX = re.compile(
 )
 _PERSONAL_MARK = "⟦⟧"
 _WORD_CHARS = re.compile(r"[^\w\-·.⟦⟧]+", re.U)
+_EN_NAME_VALUE = re.compile(r"\b(?:name|called)\s*(?:is|'s|:)?\s+[^,.;!?]+", re.I)
 _EN_ANCHOR = re.compile(
     r"\b(?:near|around|close to|nearby|by|at|in|for)\s+(?P<place>[A-Za-z0-9 .'\-]+?)(?=\s*(?:[,?!.]|$|\b(?:today|tomorrow|tonight|now|right now|this|please|open|that|which|with|and|then)\b))",
     re.I,
@@ -100,10 +115,12 @@ def _strip_particle(word: str) -> str:
 
 def _is_function(word: str) -> bool:
     low = word.lower()
+    if low in COPULA_WORDS or low in PERSONAL_LABELS:
+        return True
     if low.endswith("요") and len(low) > 2:
         low = low[:-1]
     return (
-        low in ANCHORS or
+        low in ANCHORS or low in PERSONAL_LABELS or
         low in DEGREE_WORDS or low in REQUEST_WORDS or low in PRONOUNS or low in DEIXIS
         or low in lx.TEMPORAL_WORDS or low in lx.STOPWORDS
     )
@@ -199,7 +216,18 @@ def _is_service_word(word: str, exclude: frozenset[str]) -> bool:
 
 
 def _words(text: str) -> list[str]:
-    return [w for w in _WORD_CHARS.sub(" ", text).split() if w]
+    return _mask_labelled([w for w in _WORD_CHARS.sub(" ", text).split() if w])
+
+
+def _mask_labelled(words: list[str]) -> list[str]:
+    """The value after a word-valued label (「이름은 홍길동이고」 → the name) is personal data:
+    marked like a removed value, so no place span reaches into it."""
+    out = list(words)
+    for i, w in enumerate(words[:-1]):
+        stem = _strip_particle(w.strip(".,!?~").lower())
+        if stem in _WORD_VALUE_LABELS or w.lower() in _WORD_VALUE_LABELS:
+            out[i + 1] = _PERSONAL_MARK
+    return out
 
 
 def _anchor_split(text: str) -> tuple[str, str] | None:
@@ -221,7 +249,8 @@ def place_span(text: str, language: str = "ko", exclude: frozenset[str] = frozen
         m = _EN_ANCHOR.search(text)
         if not m:
             return None
-        words = [w for w in m.group("place").split() if w.lower() not in EN_STOP and _PERSONAL_MARK not in w]
+        words = [w for w in m.group("place").split() if w.lower() not in EN_STOP and w.lower() not in PERSONAL_LABELS
+                 and _PERSONAL_MARK not in w]
         place = " ".join(words).strip(" .'-")
         return place or None
     split = _anchor_split(text)
@@ -238,8 +267,10 @@ def bare_place(text: str, language: str = "ko", vocabulary: frozenset[str] | set
     place words of a short elliptical message once function words and the topic's own vocabulary
     (``vocabulary``, lower-case) are set aside."""
     if language != "ko":
+        text = _EN_NAME_VALUE.sub(" ", text)  # "my name is Kim Minji, Haeundae": the name is no place
         words = [w.strip(".,!?'\"") for w in text.split()]
         kept = [w for w in words if w and w.lower() not in EN_STOP and w.lower() not in vocabulary
+                and w.lower().rstrip(":") not in PERSONAL_LABELS
                 and _PERSONAL_MARK not in w and not re.fullmatch(r"[\d\-+().]+", w)
                 and not re.fullmatch(r"what|about|how|then|so|ok|okay", w.lower())]
         kept = [w for w in kept if w[:1].isupper() or any(c.isdigit() for c in w)]
@@ -268,4 +299,4 @@ def has_deixis(text: str) -> bool:
     return re.search(r"(?:^|\s)(?:거기|그곳|그쪽|그\s*근처|그\s*주변|그\s*동네|저기|거긴|거기는|거기도|거기서|여기|이곳|이\s*근처|이\s*동네)", text) is not None
 
 
-__all__ = ["place_span", "bare_place", "has_deixis", "classify", "known_places"]
+__all__ = ["PERSONAL_LABELS", "place_span", "bare_place", "has_deixis", "classify", "known_places"]

@@ -22,15 +22,17 @@ def build_context(
     session: Session,
     trace_id: str,
     *,
-    clock: Callable[[], dt.datetime] = now_kst,
+    clock: Callable[[], dt.datetime] | None = None,
     deadline: float | None = None,
 ) -> TurnContext:
     state = DialogueState.load(session.dialogue) if req.session_id else None
     slots = dict(session.slots)
     if state is not None and session.dialogue:
         slots = state.carried_slots()  # an expired conversation carries nothing
-    language = detect_language(query)
-    if state is not None and state.language and not re.search(r"[A-Za-z\uac00-\ud7a3]", query):
+    # Personal data says nothing about the citizen's language: 「hong@example.com 하단동」 is Korean.
+    words = retrieval_view(query)
+    language = detect_language(words)
+    if state is not None and state.language and not re.search(r"[A-Za-z\uac00-\ud7a3]", words if words != query else _without_marks(query)):
         language = state.language  # 「010-…」 or 「3」 alone: the conversation's language carries
     return TurnContext(
         trace_id=trace_id,
@@ -38,7 +40,7 @@ def build_context(
         language=language,
         session=session,
         slots=slots,
-        clock=clock(),
+        clock=(clock or now_kst)(),
         mode=req.mode,
         consents=tuple(req.consents),
         citizen_texts=[query],
@@ -49,6 +51,12 @@ def build_context(
 
 
 _PERSONAL = re.compile(r"\[[^\]]{2,8}\]|(?<!\d)(?:19|20)\d{2}[-./]?\d{2}[-./]?\d{2}(?!\d)|\d{2,3}\s?[가-힣]\s?\d{4}")
+
+
+def _without_marks(query: str) -> str:
+    from ..store.redact import redact
+
+    return _PERSONAL.sub(" ", redact(query))
 
 
 def retrieval_view(query: str) -> str:

@@ -142,8 +142,13 @@ class TurnEngine:
         """Stage 1 with this engine's sessions and deadline."""
         seconds = req.deadline_s if req.deadline_s is not None else (self.deadline_s or default_deadline_s())
         session = self.load_session(req.session_id or f"s-{trace_id.lower()}")
-        return build_context(req, query, session, trace_id,
-                             deadline=asyncio.get_running_loop().time() + seconds)
+        ctx = build_context(req, query, session, trace_id,
+                            deadline=asyncio.get_running_loop().time() + seconds)
+        if req.session_id:
+            from ..dialogue.given import session_key
+
+            ctx.given_key = session_key(session.session_id, self.store)
+        return ctx
 
     async def run(
         self, req: TurnRequest, sink: Callable[[TurnResult], None] | None = None
@@ -279,6 +284,13 @@ class TurnEngine:
         new = after_turn(state, ctx.frame, catalog=self.catalog, query=query, language=ctx.language,
                          policy=ctx.policy, stop_reason=stop_reason, asked=st.asked, calls=st.calls,
                          slots=ctx.slots, outputs=outputs, now=ctx.clock)
+        from .days import turn_days
+
+        new.days = [d.isoformat() for d in turn_days(ctx)]
+        if ctx.given_key is not None:  # keyed digests only, never the words (dialogue/given.py)
+            from ..dialogue.given import remember
+
+            new.given = remember(state.given, ctx.given_key, query)
         ctx.session.dialogue = new.model_dump(mode="json")
         ctx.session.slots = new.carried_slots()
         log.emit("dialogue", "context", saved=new.view())

@@ -11,6 +11,7 @@ from typing import Any
 from .. import answer as ans
 from ..project import project as project_one
 from ..project import slots_from
+from .days import scope, turn_days
 from .dispatch import first_error_stop
 from .log import TurnLog
 from .values import Dispatched, Stop, TurnContext, TurnState
@@ -20,13 +21,18 @@ def project(done: list[Dispatched], ctx: TurnContext, st: TurnState, log: TurnLo
     """Evidence for every successful call; returns the stop a failed or handoff call causes."""
     log.stage = "project"
     stop = None
+    days = turn_days(ctx)
     for d in done:
         c, m, out = d.call, d.manifest, d.outcome
         if out.status == "error":
             stop = stop or first_error_stop([d], ctx.language)
             st.messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps({"error": out.error_class}, ensure_ascii=False)})
             continue
-        e = project_one(f"ev{len(st.evidence) + 1}", c.id, m, out.tier, out.status, out.output)
+        # A day-indexed result (a forecast) shows the day the citizen asked about (days.py).
+        output, note = scope(m, out.output, days, ctx.language)
+        if note and note not in st.notes:
+            st.notes.append(note)
+        e = project_one(f"ev{len(st.evidence) + 1}", c.id, m, out.tier, out.status, output)
         st.evidence.append((m, e))
         log.emit("evidence", "project", evidence_id=e.evidence_id, adapter_id=m.id, tier=e.tier, status=e.status,
                  citation=e.citation, freshness=e.freshness, summary=e.summary)

@@ -96,6 +96,9 @@ class TurnContext:
     # The citizen's own words in this session, newest last (this turn's request at least). The
     # argument-provenance check accepts a personal value only if it appears here.
     citizen_texts: list[str] = field(default_factory=list)
+    # The key of this session's digests of earlier personal values (runtime/dialogue/given.py);
+    # None without a session. The digests themselves are ``dialogue.given``.
+    given_key: bytes | None = None
     deadline: float | None = None  # loop.time() by which the whole turn must end
     # The dialogue state loaded with the session (runtime/dialogue/state.py), how this message was
     # read against it (set by the retrieve stage), and the session's policy mode.

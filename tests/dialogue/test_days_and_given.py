@@ -1,0 +1,183 @@
+"""The day asked about (runtime/turn/days.py) and earlier personal values kept as keyed digests
+(runtime/dialogue/given.py), with personal data never read as a place or a language."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+from ummaya.runtime.guard.personal import contains_personal
+from ummaya.runtime.plan.base import Action, PlanContext, ToolCall
+
+from .conftest import Talk, args_of, calls
+
+KST = dt.timezone(dt.timedelta(hours=9))
+
+
+@pytest.fixture
+def on_fixture_day(monkeypatch):
+    """The Mock forecast is issued 2026-12-01 02시 and runs to 12-02 02시; the turn's clock is that day."""
+    monkeypatch.setattr("ummaya.runtime.turn.context.now_kst", lambda: dt.datetime(2026, 12, 1, 9, 0, tzinfo=KST))
+
+
+def forecast_lines(r: Any) -> list[str]:
+    return [ln for ln in r.answer.splitlines() if ln.startswith("- ") and "시:" in ln]
+
+
+def test_a_follow_up_day_shows_that_day(talk: Talk, on_fixture_day) -> None:
+    first = talk("부산 날씨 알려줘")
+    assert forecast_lines(first)[0].startswith("- 1일")
+    r = talk("내일은?")
+    assert calls(r) == ["kma_short_term_forecast"]
+    lines = forecast_lines(r)
+    assert lines and all(ln.startswith("- 2일") for ln in lines), r.answer
+    assert "12월 2일(수)" in r.answer.splitlines()[0]
+    # The model's evidence is scoped too: no row of another day backs a claim.
+    assert {i["forecast_date"] for i in r.evidence[-1]["summary"]["items"]} == {"20261202"}
+
+
+def test_a_day_the_data_does_not_cover_is_said_plainly(talk: Talk, on_fixture_day) -> None:
+    talk("부산 날씨 알려줘")
+    r = talk("모레는?")
+    assert calls(r) == ["kma_short_term_forecast"]
+    first = r.answer.splitlines()[0]
+    assert "12월 3일(목)" in first and "없습니다" in first, r.answer
+    assert "12월 1일 03시부터 12월 2일 02시까지" in first
+
+
+def test_the_day_carries_to_a_new_place(talk: Talk, on_fixture_day) -> None:
+    talk("내일 부산 날씨")
+    r = talk("서울은?")
+    assert calls(r)[-1] == "kma_short_term_forecast"
+    assert all(ln.startswith("- 2일") for ln in forecast_lines(r)), r.answer
+
+
+def test_english_weekday_and_weekend(engine, on_fixture_day) -> None:
+    r = Talk(engine, "en-day")("weather near Busan Station tomorrow")
+    assert r.answer.startswith("For Wed Dec 2"), r.answer
+    r = Talk(engine, "en-day")("what about the weekend?")
+    assert "Sat Dec 5, Sun Dec 6" in r.answer.splitlines()[0] and "does not cover" in r.answer
+
+
+def test_a_new_request_without_a_day_is_not_scoped(talk: Talk, on_fixture_day) -> None:
+    talk("모레 부산 날씨")
+    r = talk("서울시청 근처 응급실")
+    assert "요청하신" not in r.answer
+    r = talk("부산 날씨 알려줘")  # a new request names no day: the whole forecast
+    assert forecast_lines(r)[0].startswith("- 1일") and "요청하신" not in r.answer
+
+
+# -- personal data in a reply to the engine's own question ---------------------------------------
+
+@pytest.mark.parametrize("reply, place", [
+    ("010-1234-5678 하단동이요", "하단동"),
+    ("제 주민번호는 900101-1234567 인데요 사하구 하단동", "사하구 하단동"),
+    ("hong@example.com 하단동", "하단동"),
+    ("제 이메일은 hong@example.com 이고 하단동이에요", "하단동"),
+    ("이름은 홍길동이고 하단동", "하단동"),
+    ("연락처 010-1111-2222, 부산역 쪽이에요", "부산역"),
+])
+def test_personal_data_in_the_answer_is_never_the_place(engine, reply: str, place: str) -> None:
+    talk = Talk(engine, f"er-{abs(hash(reply))}")
+    assert talk("근처 응급실 알려줘").stop_reason == "needs_input"
+    r = talk(reply)
+    assert calls(r) == ["kakao_keyword_search", "nmc_emergency_rooms"], r.calls
+    assert args_of(r, "kakao_keyword_search") == {"query": place}
+    assert r.language == "ko"
+    for c in r.calls:
+        assert not contains_personal(c["arguments"]) and not contains_personal(c["upstream_url"] or "")
+    assert "홍길동" not in json.dumps(r.calls, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("reply", ["전화 01012345678", "연락처 010-1111-2222", "제 이메일은 a@b.com 이에요",
+                                   "my phone is 010-1234-5678", "이름은 홍길동이에요"])
+def test_only_personal_data_keeps_the_question_open(engine, reply: str) -> None:
+    talk = Talk(engine, f"only-{abs(hash(reply))}")
+    talk("근처 응급실 알려줘")
+    r = talk(reply)
+    assert r.stop_reason == "needs_input" and calls(r) == [], r.calls
+    r = talk("하단동")
+    assert calls(r) == ["kakao_keyword_search", "nmc_emergency_rooms"]
+
+
+def test_a_personal_value_glued_to_a_locate_query_is_redacted_with_an_event(engine) -> None:
+    talk = Talk(engine, "er-red")
+    talk("근처 응급실 알려줘")
+    r = talk("010-1234-5678 하단동이요")
+    assert args_of(r, "kakao_keyword_search") == {"query": "하단동"}
+    assert "010-1234-5678" not in json.dumps([e.model_dump() for e in r.events], ensure_ascii=False)
+
+
+# -- argument provenance across turns ---------------------------------------------------------------
+
+class RememberingPlanner:
+    """A planner (a model whose client keeps the history, say) that fills the eligibility check with
+    the name and birth date the citizen gave in an earlier turn."""
+
+    name = "remembering"
+
+    def __init__(self, name: str = "최현우", birth: str = "1990-05-14"):
+        self.person, self.birth = name, birth
+
+    async def plan(self, ctx: PlanContext, on_delta: Any = None) -> Action:
+        if ctx.evidence:
+            return Action(kind="answer", text="")
+        if "확인" not in ctx.request:
+            return Action(kind="ask", text="어떤 급여를 확인할까요?", missing=["keyword"])
+        return Action(kind="call", calls=[ToolCall("c1", "welfare_eligibility_check", {
+            "person_name": self.person, "birth_date": self.birth, "service_name": "주거급여"})])
+
+
+def _engine(catalog, retriever, store, planner):
+    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.dispatch import Dispatcher
+
+    return build_engine(catalog.root, catalog=catalog, retriever=retriever, store=store,
+                        dispatcher=Dispatcher(catalog, env={}), planner=planner)
+
+
+def test_a_value_given_in_an_earlier_turn_is_accepted_without_being_stored(catalog, retriever, store) -> None:
+    eng = _engine(catalog, retriever, store, RememberingPlanner())
+    talk = Talk(eng, "prov-1")
+    talk("제 이름은 최현우이고 1990년 5월 14일생이에요")
+    r = talk("주거급여 받을 수 있는지 확인해줘", consents=("welfare_eligibility_check",))
+    assert r.stop_reason == "completed", (r.stop_reason, r.answer)
+    assert calls(r) == ["welfare_eligibility_check"]
+    # The session holds digests, never the values (nor their normal forms).
+    stored = json.dumps(store.get_session("prov-1").__dict__, ensure_ascii=False, default=str)
+    for raw in ("최현우", "1990-05-14", "19900514", "1990년"):
+        assert raw not in stored
+    dialogue = store.get_session("prov-1").dialogue
+    assert dialogue["given"] and all(len(d) == 20 for d in dialogue["given"])
+
+
+def test_a_value_never_given_is_still_refused(catalog, retriever, store) -> None:
+    eng = _engine(catalog, retriever, store, RememberingPlanner())
+    talk = Talk(eng, "prov-2")
+    talk("제 이름은 김철수예요")  # another name, and no birth date
+    r = talk("주거급여 받을 수 있는지 확인해줘", consents=("welfare_eligibility_check",))
+    assert r.stop_reason == "needs_input"
+    assert r.calls[0]["status"] == "refused"
+
+
+def test_digests_do_not_cross_sessions(catalog, retriever, store) -> None:
+    eng = _engine(catalog, retriever, store, RememberingPlanner())
+    Talk(eng, "prov-3a")("제 이름은 최현우이고 1990년 5월 14일생이에요")
+    r = Talk(eng, "prov-3b")("주거급여 받을 수 있는지 확인해줘", consents=("welfare_eligibility_check",))
+    assert r.stop_reason == "needs_input"
+
+
+def test_digests_are_keyed_per_session() -> None:
+    from ummaya.runtime.dialogue.given import digests, forms_of_text, given_earlier, session_key
+
+    a, b = session_key("a"), session_key("b")
+    known = set(digests(a, forms_of_text("010 1234 5678, 홍 길동, 88년 3월 2일")))
+    assert given_earlier("phone", "010-1234-5678", a, known)
+    assert given_earlier("person_name", "홍길동", a, known)
+    assert given_earlier("birth_date", "1988-03-02", a, known)
+    assert not given_earlier("phone", "010-1234-5678", b, known)
+    assert not given_earlier("person_name", "김길동", a, known)
