@@ -66,6 +66,16 @@ X_KEYS: dict[str, dict[str, Any]] = {
         "maxItems": 2,
         "examples": [[0, 2], [0, 5]],
     },
+    "x-day": {
+        "description": "On an output row field (yyyymmdd): the day the row is about. The answer keeps only the rows of the day the citizen asked for (내일, 모레, a weekday, 주말) and says so plainly when the data does not cover it (runtime/turn/days.py).",
+        "type": "boolean",
+        "examples": [True],
+    },
+    "x-hour": {
+        "description": "On an output row field (hhmm) beside an x-day field: the hour the row is about, used to name the span the data covers.",
+        "type": "boolean",
+        "examples": [True],
+    },
     "x-enum-labels": {
         "description": "Code → the label citizens say, for an enum field the planner matches by label (e.g. a specialty code).",
         "type": "object",

@@ -279,6 +279,9 @@ def resolve(
     last_m = catalog.get(last.adapter_id)
     # ---- 2. an elliptical follow-up: nothing of its own says *what*, so the topic carries
     if not topics:
+        # 「내일은?」 after a current observation: the topic carries, the adapter that serves days
+        # takes over (a "now" service cannot answer another day; see ``_serves_days``).
+        last_m = _for_another_day(text, last_m, found, catalog)
         bare = anchored or (None if deixis else bare_place(sx._without_personal(_TIME_PHRASES.sub(" ", text)), language, vocab | adapter_vocabulary(last_m)))
         content = _content_fields(last_m)
         # A bare name replaces the slot of the last intent it fits: a place where the intent has a
@@ -321,6 +324,32 @@ def resolve(
 
 
 _RESIDUAL = ("drug_name", "keyword", "free_text", "stop_name")
+
+
+def _serves_days(m: Any) -> bool:
+    """The adapter answers for a chosen day: it takes a date, or its rows are day-indexed (x-day)."""
+    from ..turn.days import day_fields
+
+    props = m.input_schema.get("properties", {})
+    return any(p.get("x-slot") == "date" for p in props.values() if isinstance(p, dict)) or day_fields(m)[0] is not None
+
+
+def _for_another_day(text: str, m: Any, found: list[dict[str, Any]], catalog: Any) -> Any:
+    """``m``, or — when the message names a day other than today and ``m`` cannot serve one — the
+    adapter of the same domain and primitive that can (retrieval's pick first)."""
+    from ..context import now_kst
+    from ..turn.days import asked_days
+
+    now = now_kst()
+    if _serves_days(m) or not [d for d in asked_days(text, now) if d != now.date()]:
+        return m
+    ranked = [c["adapter_id"] for c in found] + sorted(catalog.adapters)
+    for aid in dict.fromkeys(ranked):
+        other = catalog.adapters.get(aid)
+        if other is not None and other.id != m.id and other.domain == m.domain and other.primitive == m.primitive \
+                and set(other.requires) <= set(m.requires) | {"coordinates"} and _serves_days(other):
+            return other
+    return m
 
 
 def _content_fields(m: Any) -> set[str]:

@@ -181,3 +181,12 @@ def test_digests_are_keyed_per_session() -> None:
     assert given_earlier("birth_date", "1988-03-02", a, known)
     assert not given_earlier("phone", "010-1234-5678", b, known)
     assert not given_earlier("person_name", "김길동", a, known)
+
+
+def test_another_day_moves_from_a_current_observation_to_the_forecast(talk: Talk, on_fixture_day) -> None:
+    first = talk("부산역 근처 지금 기온")
+    assert calls(first)[-1] == "kma_ultra_short_nowcast"
+    r = talk("내일은?")
+    assert calls(r) == ["kma_short_term_forecast"]  # same place, no new locate
+    assert args_of(r, "kma_short_term_forecast") == args_of(first, "kma_ultra_short_nowcast")
+    assert all(ln.startswith("- 2일") for ln in forecast_lines(r)), r.answer
