@@ -30,6 +30,7 @@ from .manifest import SLOT_TYPES
 from .provenance import check_provenance
 from .resolve import UnknownProfile, resolve_manifest
 from .response_fields import check_response_fields
+from .schema_keywords import check_schema_keywords
 from .templates import check_templates
 
 # Slot types the planner extracts from the request text itself (one shared extractor per type).
@@ -322,6 +323,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
                 result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
         # Names of registered extension functions (x-slot, derived_params, transform, postprocess).
         result.problems += check_extensions(lm, regs)
+        result.problems += check_schema_keywords(lm)
         problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
         result.problems += problems
         if parse is not None:
