@@ -21,7 +21,7 @@ class Item(BaseModel):
     pm10_grade_24h: int | None = Field(None, description='24-hour PM10 grade (pm10Grade)')
     pm25_grade_24h: int | None = Field(None, description='24-hour PM2.5 grade (pm25Grade)')
     khai_grade: int | None = None
-    pm10_flag: str | None = Field(None, description='Why PM10 is missing (장비점검')
+    pm10_flag: str | None = Field(None, description='Why PM10 is missing (장비점검, 점검및교정, 자료이상, 통신장애)')
     pm25_flag: str | None = None
 
 

@@ -10,5 +10,5 @@ class Gov24MoveInReportInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    move_date: date | None = Field(None, description='Date you moved in (YYYY-MM-DD)')
-    new_address: constr(min_length=2, max_length=120) | None = Field(None, description='New address')
+    move_date: date | None = Field(None, description='Date you moved in (YYYY-MM-DD), to state the deadline')
+    new_address: constr(min_length=2, max_length=120) | None = Field(None, description='New address, to name the responsible community centre')

@@ -9,4 +9,4 @@ class HometaxIncomeTaxFilingInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    tax_year: conint(ge=2000, le=2100) | None = Field(None, description='Income year being reported (귀속연도)')
+    tax_year: conint(ge=2000, le=2100) | None = Field(None, description='Income year being reported (귀속연도), e.g. 2025 for the May 2026 filing')

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, constr
 
 class RegionType(StrEnum):
     """
-    B legal dong (법정동)
+    B legal dong (법정동), H administrative dong (행정동)
     """
     B = 'B'
     H = 'H'
@@ -18,7 +18,7 @@ class Item(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    region_type: RegionType = Field(..., description='B legal dong (법정동)')
+    region_type: RegionType = Field(..., description='B legal dong (법정동), H administrative dong (행정동)')
     region_code: constr(pattern=r'^[0-9]{10}$')
     region_name: str
     sido_name: str | None = None

@@ -9,4 +9,4 @@ class MydataConsentInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    purpose: constr(min_length=2, max_length=100) | None = Field(None, description='Receiving institution or purpose (e.g. 은행 대출')
+    purpose: constr(min_length=2, max_length=100) | None = Field(None, description='Receiving institution or purpose (e.g. 은행 대출, 회사 입사 서류)')

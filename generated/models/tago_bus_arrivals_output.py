@@ -13,7 +13,7 @@ class Item(BaseModel):
     stop_name: str | None = None
     route_id: str | None = None
     route_no: str
-    route_type: str | None = Field(None, description='일반버스')
+    route_type: str | None = Field(None, description='일반버스, 좌석버스, 마을버스, 급행버스 …')
     stops_away: int | None = None
     arrival_seconds: int | None = Field(None, description='Predicted seconds until arrival')
     vehicle_type: str | None = Field(None, description='저상버스 or 일반차량')
