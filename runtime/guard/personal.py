@@ -113,7 +113,34 @@ def guard_arguments(
             if action == "dropped":
                 continue
         out[name] = cleaned
+    exempt = {n for n in out if allowed_kinds(m, n, props.get(n) if isinstance(props.get(n), dict) else {})}
+    for name, kinds in _split_across({n: v for n, v in out.items() if n not in exempt}).items():
+        # A number split over two arguments ("010-1234" and "5678") is found in no single one.
+        out.pop(name, None)
+        redactions.append(Redaction(m.id, name, tuple(sorted(kinds)), "dropped"))
     return out, redactions
+
+
+def _split_across(arguments: dict[str, Any]) -> dict[str, set[str]]:
+    """Top-level scalar arguments that together — joined with a space, or with nothing — hold
+    personal data none of them holds alone: {argument: kinds}."""
+    scalars = [(k, str(v)) for k, v in arguments.items()
+               if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v)]
+    if len(scalars) < 2:
+        return {}
+    hit: dict[str, set[str]] = {}
+    for sep in (" ", ""):
+        spans: list[tuple[str, int, int]] = []
+        at = 0
+        for k, v in scalars:
+            spans.append((k, at, at + len(v)))
+            at += len(v) + len(sep)
+        for f in find_personal(sep.join(v for _, v in scalars)):
+            names = [k for k, s, e in spans if s < f.end and f.start < e]
+            if len(names) > 1:
+                for k in names:
+                    hit.setdefault(k, set()).add(f.kind)
+    return hit
 
 
 def _guard_value(m: Manifest, name: str, prop: dict[str, Any], value: Any,
@@ -131,6 +158,10 @@ def _guard_value(m: Manifest, name: str, prop: dict[str, Any], value: Any,
         if str(prop.get("x-slot", "")) in PLACE_FIELD_SLOTS or m.primitive == "locate":
             return _clean_place(m, value, spans, language), kinds
         return _strip(value, spans), kinds
+    if isinstance(value, int) and not isinstance(value, bool):
+        # A model may propose a number as a JSON number (9001011234567): it reaches the URL as text.
+        kinds = {f.kind for f in find_personal(str(value))} - allowed_kinds(m, name, prop)
+        return (None, kinds) if kinds else (value, set())
     if isinstance(value, list):
         items, kinds = [], set()
         for v in value:
@@ -143,6 +174,10 @@ def _guard_value(m: Manifest, name: str, prop: dict[str, Any], value: Any,
         sub_props = prop.get("properties", {}) if isinstance(prop.get("properties"), dict) else {}
         obj, kinds = {}, set()
         for k2, v in value.items():
+            key_kinds = {f.kind for f in find_personal(str(k2))}
+            if key_kinds:  # personal data as a key: the whole entry goes
+                kinds |= key_kinds
+                continue
             c, k = _guard_value(m, k2, sub_props.get(k2, {}), v, language)
             kinds |= k
             if c not in (None, ""):
