@@ -321,6 +321,12 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
     """
     root = root.resolve()
     registry = (root / "registry").resolve()
+    if (root / "registry").is_symlink() or not inside(registry, root):
+        # Containment is judged against registry/ itself: a registry/ that is a symlink would make
+        # whatever it points at (another checkout, the CI workspace, /) count as "inside".
+        return Registry(root, [], {}, {}), [Problem(
+            "registry", 1, f"registry/ must be a real folder of the checkout, not a symlink "
+            f"(it resolves to {registry})")]
     problems: list[Problem] = _unreadable_inputs(root, registry)
     profiles: dict[str, Profile] = {}
     profile_sources: dict[str, Located] = {}

@@ -211,3 +211,22 @@ def test_a_lock_naming_outputs_outside_is_not_followed(built):
     lock.write_text(json.dumps(data), encoding="utf-8")
     result = bounded(lambda: run("build", "--root", str(built), "-q"))
     assert result.exit_code == 0 and "up to date" not in result.output
+
+
+def test_a_registry_that_is_itself_a_symlink_is_refused(built, secret):
+    """Containment is judged against registry/: were registry/ a symlink, whatever it points at
+    (another checkout, the CI workspace) would count as inside. With it, a fixture next to the
+    outside folder was copied into generated/."""
+    import shutil
+
+    real = secret.parent / "registry"
+    shutil.move(str(built / "registry"), str(real))
+    (real / FX.removeprefix("registry/") / "secret.xml").write_bytes(secret.read_bytes())  # "inside" it
+    (built / "registry").symlink_to(real)
+    before = outputs(built)
+    result = bounded(lambda: run("build", "--root", str(built), "-q"))
+    assert result.exit_code == 1, result.output
+    assert outputs(built) == before
+    assert "registry:1: registry/ must be a real folder of the checkout, not a symlink" in result.stderr
+    _registry, problems = load_registry(built)
+    assert [p.path for p in problems] == ["registry"] and not _registry.manifests
