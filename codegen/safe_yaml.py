@@ -42,6 +42,26 @@ class YamlLimit(Exception):
         self.message = message
 
 
+# A manifest is plain text, numbers, booleans, null, lists and mappings. The other types
+# SafeLoader can build are refused before construction: ``!!binary`` hides text from a reviewer
+# (``base_url: !!binary aHR0cHM6…`` is a URL nobody reads) and becomes bytes; ``!!set``,
+# ``!!omap``, ``!!pairs`` build types no schema expects (a set is not JSON: a traceback later).
+# Tags with no constructor at all (``!!python/…``, ``!foo``) stay the constructor's located error.
+_Y = "tag:yaml.org,2002:"
+REFUSED_TAGS = frozenset(_Y + t for t in ("binary", "set", "omap", "pairs", "value", "yaml"))
+_NON_FINITE = frozenset({".nan", ".inf", "+.inf", "-.inf"})
+
+
+def _tag_problem(node: yaml.Node) -> str | None:
+    tag = node.tag
+    if tag in REFUSED_TAGS:
+        return (f"tag '!!{tag.removeprefix(_Y)}' is not allowed (plain text, numbers, booleans, "
+                "null, lists and mappings only)")
+    if tag == _Y + "float" and isinstance(node, yaml.ScalarNode) and node.value.lower() in _NON_FINITE:
+        return f"'{node.value}' is not a finite number"
+    return None
+
+
 def _scalar_problem(value: str, tag: str | None) -> str | None:
     if len(value) > MAX_SCALAR:
         return f"scalar too long: {len(value):,} characters (limit {MAX_SCALAR:,})"
@@ -74,6 +94,9 @@ def check_tree(root: yaml.Node) -> dict[tuple[Any, ...], int]:
         if depth > MAX_DEPTH:
             raise YamlLimit(line, f"nesting too deep: more than {MAX_DEPTH} levels")
         out.setdefault(prefix, line)
+        problem = _tag_problem(node)
+        if problem:
+            raise YamlLimit(line, problem)
         if isinstance(node, yaml.ScalarNode):
             problem = _scalar_problem(node.value, node.tag)
             if problem:
@@ -87,7 +110,9 @@ def check_tree(root: yaml.Node) -> dict[tuple[Any, ...], int]:
             for key_node, value_node in node.value:
                 key = key_node.value if isinstance(key_node, yaml.ScalarNode) else ("?", key_node.start_mark.line)
                 if isinstance(key_node, yaml.ScalarNode):
-                    problem = _scalar_problem(key_node.value, key_node.tag)
+                    problem = _tag_problem(key_node) or _scalar_problem(key_node.value, key_node.tag)
+                    if problem is None and key_node.tag == _Y + "null":
+                        problem = "a mapping key must not be null (~ or an empty key)"
                     if problem:
                         raise YamlLimit(key_node.start_mark.line + 1, problem)
                 else:
