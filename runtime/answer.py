@@ -234,7 +234,7 @@ def compose_consent(m: Manifest, language: str) -> str:
             f"  · 수집 항목: {', '.join(c.data_items)}",
             f"  · 보유 기간: {c.retention.ko}",
             f"  · 거부할 권리: {c.refusal.ko}",
-            f"동의하시면 `--consent {m.id}` 옵션으로 다시 요청하거나 대화(chat)에서 동의해 주세요.",
+            f"동의하시면 동의를 기록한 뒤 같은 요청을 다시 보내 주세요 (웹 화면의 동의 버튼, 명령줄의 `--consent {m.id}`, 또는 chat의 동의 질문).",
         ])
     return "\n".join([
         f"'{m.title.en}' needs your consent to collect and use personal data (Personal Information Protection Act, Articles 15 and 22). Nothing was run without it.",
@@ -242,7 +242,7 @@ def compose_consent(m: Manifest, language: str) -> str:
         f"  · Data collected: {', '.join(c.data_items)}",
         f"  · Retention: {c.retention.en}",
         f"  · Right to refuse: {c.refusal.en}",
-        f"To consent, ask again with `--consent {m.id}` or agree in chat.",
+        f"To consent, record your consent and send the request again (the consent button on the web page, `--consent {m.id}` on the command line, or the consent question in chat).",
     ])
 
 
