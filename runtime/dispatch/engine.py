@@ -469,7 +469,7 @@ class Dispatcher:
                     self.on_response(req, status, ctype, body)
                 if retry_after is not None:  # the upstream said when; honour it within bounds
                     wait = min(max(wait, retry_after), MAX_RETRY_AFTER_S)
-                return read_response(run.upstream.envelope, status, body, reason)
+                return read_response(run.upstream.envelope, status, body, reason, ctype)
             except UpstreamError as exc:
                 err = exc
             except (httpx.TimeoutException, asyncio.TimeoutError) as exc:

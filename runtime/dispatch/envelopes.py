@@ -27,6 +27,7 @@ is no ER nearby because the body moved.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,10 @@ class Shape:
     extras: str  # the object whose keys become extra output fields (page info, meta)
     page_no: str | None = None
     page_size: str | None = None
+    # How many of ``total`` the service will actually show (Kakao ``meta.pageable_count``, "total_count
+    # 중 노출 가능 문서 수"): a total of matches none of which may be shown is not "records announced
+    # but absent".
+    shown: str | None = None
 
 
 def _std(name: str, head: str, root: str) -> Shape:
@@ -105,7 +110,8 @@ KINDS: dict[str, KindDefaults] = {
         transient=("-999",),
     ),
     "kakao": KindDefaults(
-        Shape("kakao", None, None, "meta.total_count", "", "meta"), "documents"
+        Shape("kakao", None, None, "meta.total_count", "", "meta", shown="meta.pageable_count"),
+        "documents",
     ),
     "sgis": KindDefaults(
         Shape("sgis", "errCd", "errMsg", None, "", ""), "result", ("0",), credential=("-401",)
@@ -148,8 +154,37 @@ def _code_str(v: Any) -> str | None:
     return str(v).strip()
 
 
-def decode_body(body: bytes) -> tuple[str, Any]:
-    """("xml" | "json", document). Raises PARSE for HTML pages and anything unreadable."""
+_CHARSET = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9._-]+)", re.I)
+_KOREAN_LEGACY = ("euc-kr", "euckr", "ks_c_5601-1987", "cp949", "x-windows-949", "ms949")
+
+
+def _legacy_korean(content_type: str) -> bool:
+    m = _CHARSET.search(content_type or "")
+    return bool(m and m.group(1).lower() in _KOREAN_LEGACY)
+
+
+def _json_document(text: str) -> Any:
+    """The JSON document at the start of ``text``. Some gateways append a newline-separated
+    trailer (an HTML comment, a stray ``%``) after a complete object; the object is still the
+    answer, so a *complete* leading object or array is read and the trailer dropped. A bare
+    scalar followed by junk is not an answer."""
+    stripped = text.lstrip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data" or not stripped.startswith(("{", "[")):
+            raise
+        doc, _end = json.JSONDecoder().raw_decode(stripped)
+        return doc
+
+
+def decode_body(body: bytes, content_type: str = "") -> tuple[str, Any]:
+    """("xml" | "json", document). Raises PARSE for HTML pages and anything unreadable.
+
+    Korean bodies come in UTF-8 (with or without a BOM) or, from legacy servers, in EUC-KR/CP949 —
+    declared in the XML prolog, in the Content-Type charset, or not at all. Undeclared bytes that
+    are not UTF-8 are read as CP949 (EUC-KR's superset), the only other encoding these services use.
+    """
     text_head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if not text_head:
         raise parse_error("empty body")
@@ -158,16 +193,24 @@ def decode_body(body: bytes) -> tuple[str, Any]:
     if text_head.startswith(b"<"):
         # expat refuses anything (even a newline) before the XML declaration; a BOM is fine.
         start = body.find(b"<")
-        return "xml", xml_to_dict(body[start:] if body[:start].strip(b" \t\r\n") == b"" else body)
+        xml = body[start:] if body[:start].strip(b" \t\r\n") == b"" else body
+        return "xml", xml_to_dict(xml, legacy_korean=_legacy_korean(content_type))
     try:
+        if _legacy_korean(content_type):
+            raise UnicodeDecodeError("utf-8", body, 0, 0, "declared EUC-KR")
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         try:  # a few Korean legacy servers still answer in CP949 (EUC-KR)
             text = body.decode("cp949")
         except UnicodeDecodeError:
-            raise parse_error(f"body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
+            try:  # a charset header that lies: the bytes are UTF-8 after all
+                text = body.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise parse_error(
+                    f"body is neither UTF-8 nor EUC-KR: {exc.reason} at byte {exc.start}"
+                ) from exc
     try:
-        return "json", json.loads(text)
+        return "json", _json_document(text)
     except json.JSONDecodeError as exc:
         raise parse_error(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -194,6 +237,7 @@ def _primary(env: Envelope | None) -> Shape:
         base.extras,
         base.page_no,
         base.page_size,
+        base.shown,
     )
 
 
@@ -269,11 +313,13 @@ def _check_kind_signature(kind_name: str, doc: Any) -> None:
             raise parse_error("not a Kakao Local answer: no 'meta' object")
 
 
-def read_response(env: Envelope | None, http_status: int, body: bytes, reason: str = "") -> Parsed:
+def read_response(
+    env: Envelope | None, http_status: int, body: bytes, reason: str = "", content_type: str = ""
+) -> Parsed:
     kind = _kind(env)
     primary = _primary(env)
     try:
-        _, doc = decode_body(body)
+        _, doc = decode_body(body, content_type)
     except UpstreamError:
         if http_status >= 300:
             raise _http_error(http_status, None, reason) from None
@@ -375,8 +421,10 @@ def records_of(parsed: Parsed, path: str | None) -> list[Any]:
 
 
 def _past_last_page(parsed: Parsed, total: int) -> bool:
-    """Page N of a shorter list is legitimately empty."""
+    """Page N of a shorter list is legitimately empty, and so is a list none of which is shown."""
     shape = parsed.shape
+    if shape.shown and _int(get_path(parsed.document, shape.shown)) == 0:
+        return True
     page = _int(get_path(parsed.document, shape.page_no)) if shape.page_no else None
     size = _int(get_path(parsed.document, shape.page_size)) if shape.page_size else None
     return bool(page and size and page > 1 and (page - 1) * size >= total)

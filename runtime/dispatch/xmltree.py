@@ -49,10 +49,29 @@ def _convert(el: Element) -> Any:
 _DECL_ENCODING = re.compile(rb"""^(\s*<\?xml[^>]*encoding\s*=\s*["'])([A-Za-z0-9._-]+)(["'])""")
 
 
-def _as_utf8(body: bytes) -> bytes:
+def _undeclared_as_utf8(body: bytes, legacy_korean: bool) -> bytes:
+    """No encoding in the prolog: expat assumes UTF-8. EUC-KR bytes (announced by the HTTP charset,
+    or simply not valid UTF-8) are re-encoded, through CP949, with a prolog saying so."""
+    if not legacy_korean:
+        try:
+            body.decode("utf-8")
+            return body
+        except UnicodeDecodeError:
+            pass
+    try:
+        text = body.decode("cp949")
+    except UnicodeDecodeError:
+        return body  # neither: expat reports where it breaks
+    text = re.sub(r"^\ufeff?\s*<\?xml[^>]*\?>", "", text)
+    return b'<?xml version="1.0" encoding="UTF-8"?>' + text.encode("utf-8")
+
+
+def _as_utf8(body: bytes, legacy_korean: bool = False) -> bytes:
     """expat cannot read multi-byte legacy encodings (EUC-KR); re-encode those to UTF-8 first."""
     m = _DECL_ENCODING.match(body[:200])
-    if not m or m.group(2).lower() in (b"utf-8", b"utf8", b"us-ascii", b"ascii", b"iso-8859-1"):
+    if not m:
+        return _undeclared_as_utf8(body, legacy_korean)
+    if m.group(2).lower() in (b"utf-8", b"utf8", b"us-ascii", b"ascii", b"iso-8859-1"):
         return body
     name = m.group(2).decode("ascii").lower()
     codec = (
@@ -65,8 +84,9 @@ def _as_utf8(body: bytes) -> bytes:
     return m.group(1) + b"UTF-8" + m.group(3) + text.encode("utf-8")
 
 
-def xml_to_dict(body: bytes) -> dict[str, Any]:
-    body = _as_utf8(body)
+def xml_to_dict(body: bytes, *, legacy_korean: bool = False) -> dict[str, Any]:
+    """``legacy_korean``: the HTTP Content-Type said EUC-KR; only matters when the prolog is silent."""
+    body = _as_utf8(body, legacy_korean)
     try:
         root = fromstring(body, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except DefusedXmlException as exc:
