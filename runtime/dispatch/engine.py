@@ -14,7 +14,7 @@ Live safety rails:
   the whole call — connect, read and body of every request it sends (lookup, token, retries and
   backoff included), so an upstream that drips a byte a second ends as channel_unavailable TIMEOUT
   within it; retries never stretch a call past its deadline.
-- every request carries ``User-Agent: ummaya/<version> (+project URL)``.
+- every request carries ``User-Agent: ummaya/<version> (Korean public-service client)``.
 - bounded retries: only ``retryable`` errors (timeouts, connect errors, 5xx/429, transient and
   quota result codes) are retried, ``max_attempts`` in all, with exponential backoff through an
   injectable ``sleep`` (a ``Retry-After`` in seconds lengthens the wait, up to 5 s).

@@ -344,7 +344,9 @@ def test_kma_nowcast_asks_for_the_hour_from_hh10(srv, minute, base):
 
 
 def test_every_upstream_request_carries_the_project_user_agent(srv):
-    assert re.fullmatch(r"ummaya/\d+\.\d+\.\d+\S* \(\+https?://\S+\)", USER_AGENT)
+    # product/version plus a comment; no URL or domain the project does not own
+    assert re.fullmatch(r"ummaya/\d+\.\d+\.\d+\S* \([^()]+\)", USER_AGENT)
+    assert "http" not in USER_AGENT and ".dev" not in USER_AGENT
     srv.route(path_of("nmc_emergency_rooms"), Reply(body=data_go_kr_xml([ER_ROW]), content_type=XML))
     srv.route(path_of("kakao_keyword_search"), Reply(body=kakao_json([])))
     srv.route("/OpenAPI3/auth/authentication.json", Reply(body=sgis_token_json("tok")))
