@@ -151,7 +151,8 @@ def _code_str(v: Any) -> str | None:
         return None
     if isinstance(v, float) and v.is_integer():
         v = int(v)
-    return str(v).strip()
+    # A BOM or zero-width space glued to a code is no part of it.
+    return str(v).strip().strip("\ufeff\u200b").strip()
 
 
 _CHARSET = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9._-]+)", re.I)
