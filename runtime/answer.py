@@ -246,6 +246,13 @@ def compose_consent(m: Manifest, language: str) -> str:
     ])
 
 
+def compose_declined(language: str) -> str:
+    """The citizen said no to the engine's question: nothing was run, and nothing is pending."""
+    if language == "ko":
+        return "알겠습니다. 진행하지 않았고, 아무것도 조회하거나 제출하지 않았습니다. 다른 도움이 필요하시면 말씀해 주세요."
+    return "All right: I did not go ahead, and nothing was looked up or submitted. Tell me if you need something else."
+
+
 def compose_ask(missing: list[str], language: str) -> str:
     table = ASK[language]
     known = [table[s] for s in missing if s in table]

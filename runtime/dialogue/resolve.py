@@ -33,7 +33,34 @@ from ..plan import slots as sx
 from ..plan.place import bare_place, classify, has_deixis
 from .state import PERSONAL_SLOTS, PLACE_SLOTS, TIME_SLOTS, DialogueState
 
-Kind = Literal["new", "answer", "followup", "switch"]
+Kind = Literal["new", "answer", "followup", "switch", "decline"]
+
+# A bare yes or no (「네」, 「응 해줘」, "yes", 「아니」): only ever the answer to the engine's own
+# question — never a request of its own, never a topic.
+_YES = re.compile(
+    r"^(?:(?:네|넵|예|응|웅|어|그래|그래요|좋아|좋아요|오케이|해줘|해\s*줘|해주세요|해\s*주세요|진행해줘|진행해\s*주세요|진행|"
+    r"동의|동의해요|동의합니다|동의할게요|알겠어|알겠어요|yes|yeah|yep|ok|okay|sure|go ahead|please do|please)[\s.,!~?]*)+$",
+    re.I,
+)
+_NO = re.compile(
+    r"^(?:(?:아니|아니요|아뇨|아니야|싫어|싫어요|괜찮아|괜찮아요|됐어|됐어요|안\s*할래|취소|취소해줘|그만|no|nope|cancel|"
+    r"never mind|no thanks)[\s.,!~?]*)+$",
+    re.I,
+)
+
+
+def yes_or_no(text: str) -> str | None:
+    t = text.strip()
+    if _NO.match(t):
+        return "no"
+    if _YES.match(t):
+        return "yes"
+    return None
+
+
+def drop_rejected(text: str) -> str:
+    """The request without what a correction rejects: 「아니 서울 말고 부산」 → 「아니 부산」."""
+    return re.sub(r"\s+", " ", _NOT_THIS.sub(" ", text)).strip() or text
 
 # A carried topic wins over the retrieval's top candidate when it scores at least this share of it.
 NEAR_TIE = 0.85
@@ -240,6 +267,18 @@ def resolve(
 
     def score_of(adapter_id: str) -> float:
         return next((float(c["score"]) for c in found if c["adapter_id"] == adapter_id), 0.0)
+
+    # ---- 0. a bare yes or no answers the engine's question (input or consent) and nothing else
+    reply = yes_or_no(query)
+    if reply is not None and state.pending is not None and state.pending.adapter_id in catalog.adapters:
+        target = catalog.get(state.pending.adapter_id)
+        if reply == "no":
+            return Frame("decline", [_candidate(target)], dict(carried), Hints("decline", pinned=target.id),
+                         reason="the citizen said no to the engine's question")
+        hints = Hints("answer", carried=_usable(target, state.pending.arguments, drop_place=False, drop_time=False),
+                      references=dict(state.references), pinned=target.id)
+        return Frame("answer", _pin(found, target, top_k), dict(carried), hints,
+                     reason="yes to the engine's question")
 
     # ---- 1. an answer to the engine's own question
     pending = state.pending if state.pending and state.pending.kind == "input" else None

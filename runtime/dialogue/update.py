@@ -62,6 +62,16 @@ def after_turn(
             new.last_intent = Intent(adapter_id=m.id, primitive=m.primitive,
                                      arguments=non_personal(m, asked.get("arguments")))
 
+    # A consent notice is a question too: 「네」 answers it (the gate asks again, with how to agree),
+    # 「아니」 declines it.
+    if stop_reason == "consent_required":
+        row = next((c for c in reversed(calls) if c.get("status") == "consent_required"
+                    and c.get("adapter_id") in catalog.adapters), None)
+        if row is not None:
+            m = catalog.get(row["adapter_id"])
+            new.pending = PendingQuestion(adapter_id=m.id, kind="consent", arguments=non_personal(m, row.get("arguments")))
+            new.last_intent = Intent(adapter_id=m.id, primitive=m.primitive, arguments=non_personal(m, row.get("arguments")))
+
     # The last intent: the last call that did what was asked (a find/check/send over the locate
     # steps that served it).
     done = [c for c in calls if c.get("status") in ("ok", "no_data", "handoff") and c.get("adapter_id") in catalog.adapters]

@@ -20,7 +20,10 @@ async def plan_step(
     planner: Planner, ctx: TurnContext, cands: Candidates, st: TurnState, step: int, log: TurnLog,
 ) -> Planned:
     log.stage = "plan"
-    pctx = PlanContext(ctx.request, ctx.language, cands.manifests, st.messages,
+    from ..dialogue.resolve import drop_rejected
+
+    # What a correction rejects (「서울 말고」) is no part of the request a planner reads.
+    pctx = PlanContext(drop_rejected(ctx.request), ctx.language, cands.manifests, st.messages,
                        [e for _, e in st.evidence], ctx.slots, step, st.repair, st.repair_kind,
                        dialogue=ctx.frame.hints if ctx.frame is not None else None)
     held: list[str] = []

@@ -190,3 +190,40 @@ def test_another_day_moves_from_a_current_observation_to_the_forecast(talk: Talk
     assert calls(r) == ["kma_short_term_forecast"]  # same place, no new locate
     assert args_of(r, "kma_short_term_forecast") == args_of(first, "kma_ultra_short_nowcast")
     assert all(ln.startswith("- 2일") for ln in forecast_lines(r)), r.answer
+
+
+# -- corrections, bare yes / no, replies after a consent notice -----------------------------------
+
+def test_a_correction_drops_what_it_rejects(talk: Talk) -> None:
+    first = talk("서울 미세먼지 어때?")
+    assert args_of(first, "airkorea_air_quality")["sido"] == "서울"
+    r = talk("아니 서울 말고 부산")
+    assert calls(r) == ["airkorea_air_quality"] and args_of(r, "airkorea_air_quality")["sido"] == "부산"
+
+
+def test_no_to_the_engines_question_runs_nothing(talk: Talk) -> None:
+    assert talk("근처 응급실 알려줘").stop_reason == "needs_input"
+    r = talk("아니")
+    assert r.stop_reason == "needs_input" and calls(r) == [] and "진행하지 않았" in r.answer
+    r = Talk(talk.engine, "no-en")("find a pharmacy near me")
+    r = Talk(talk.engine, "no-en")("no thanks")
+    assert calls(r) == [] and "did not go ahead" in r.answer
+
+
+@pytest.mark.parametrize("yes", ["네", "응 해줘", "yes", "동의합니다"])
+def test_yes_after_a_consent_notice_resumes_that_intent(engine, yes: str) -> None:
+    talk = Talk(engine, f"yes-{abs(hash(yes))}")
+    assert talk("주거급여 받을 수 있는지 확인해줘").stop_reason == "consent_required"
+    r = talk(yes)  # without the consent flag: the notice again, never no_adapter
+    assert r.stop_reason == "consent_required" and calls(r) == ["welfare_eligibility_check"]
+    r = talk(yes, consents=("welfare_eligibility_check",))  # agreed: now it asks for the data
+    assert r.stop_reason == "needs_input" and ("생년월일" in r.answer or "date of birth" in r.answer)
+    r = talk("최현우 1990-05-14")
+    assert r.stop_reason == "completed" and calls(r) == ["welfare_eligibility_check"]
+
+
+def test_personal_data_after_a_consent_notice_resumes_it(engine) -> None:
+    talk = Talk(engine, "consent-then-name")
+    talk("주거급여 받을 수 있는지 확인해줘")
+    r = talk("이름은 최현우, 1990-05-14", consents=("welfare_eligibility_check",))
+    assert r.stop_reason == "completed" and calls(r) == ["welfare_eligibility_check"]
