@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 from ummaya.codegen.manifest import Manifest
@@ -57,9 +58,10 @@ async def dispatch(
         log.emit("call_finished", "dispatch", call_id=c.id, adapter_id=m.id, tier=out.tier, status=out.status,
                  latency_ms=round(out.latency_ms, 2), upstream_url=out.upstream_url, fixture=out.fixture, error=error)
         if out.tier == "mock" and out.fixture and out.status != "error":
-            note = _other_place(m, out.fixture, c.arguments, ctx.language)
-            if note and note not in st.notes:
-                st.notes.append(note)
+            for note in (_other_place(m, out.fixture, c.arguments, ctx.language),
+                         _other_subject(m, out.fixture, c.arguments, ctx.language)):
+                if note and note not in st.notes:
+                    st.notes.append(note)
     return done
 
 
@@ -69,6 +71,32 @@ def _other_place(m: Manifest, fixture: str, arguments: dict[str, Any] | None, la
 
     fx = next((f for f in m.fixtures if f.name == fixture), None)
     return other_place_note(m, fx, arguments or {}, language)
+
+
+# Free-text fields that say *what* is asked about (a drug, a keyword, a stop): Mock replays one
+# recording whatever was asked, so a different value there is said, like a different place.
+_SUBJECT_SLOTS = frozenset({"drug_name", "keyword", "free_text", "stop_name"})
+
+
+def _other_subject(m: Manifest, fixture: str, arguments: dict[str, Any] | None, language: str) -> str | None:
+    """The answer's one-line note when Mock replays data recorded for another thing than asked
+    (「게보린」 answered from the 「타이레놀」 recording)."""
+    fx = next((f for f in m.fixtures if f.name == fixture), None)
+    if fx is None or not isinstance(fx.request, dict):
+        return None
+    props = m.input_schema.get("properties", {})
+    for name, prop in props.items():
+        if not isinstance(prop, dict) or prop.get("x-slot") not in _SUBJECT_SLOTS or "enum" in prop:
+            continue
+        asked, have = (arguments or {}).get(name), fx.request.get(name)
+        if not isinstance(asked, str) or not isinstance(have, str):
+            continue
+        a, h = (re.sub(r"\s+", "", v).lower() for v in (asked, have))
+        if a and h and a not in h and h not in a:
+            if language == "en":
+                return f"Note: this Mock data is for '{have}', not '{asked}' that you asked about."
+            return f"모의 데이터는 '{have}' 기준입니다 (요청하신 '{asked}'의 데이터가 아닙니다)."
+    return None
 
 
 def first_error_stop(done: list[Dispatched], language: str) -> Stop | None:

@@ -227,3 +227,11 @@ def test_personal_data_after_a_consent_notice_resumes_it(engine) -> None:
     talk("주거급여 받을 수 있는지 확인해줘")
     r = talk("이름은 최현우, 1990-05-14", consents=("welfare_eligibility_check",))
     assert r.stop_reason == "completed" and calls(r) == ["welfare_eligibility_check"]
+
+
+def test_mock_says_when_it_replays_another_thing_than_asked(talk: Talk) -> None:
+    first = talk("타이레놀 부작용 알려줘")
+    assert "모의 데이터는" not in first.answer
+    r = talk("게보린은?")
+    assert args_of(r, "mfds_easy_drug_info")["drug_name"] == "게보린"
+    assert r.answer.startswith("모의 데이터는 '타이레놀' 기준입니다 (요청하신 '게보린'의 데이터가 아닙니다).")
