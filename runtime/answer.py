@@ -253,6 +253,13 @@ def compose_declined(language: str) -> str:
     return "All right: I did not go ahead, and nothing was looked up or submitted. Tell me if you need something else."
 
 
+def compose_ack(language: str) -> str:
+    """Thanks or an acknowledgement: nothing to look up, nothing run again."""
+    if language == "ko":
+        return "네, 더 필요한 공공서비스가 있으면 말씀해 주세요."
+    return "You're welcome. Tell me if you need another public service."
+
+
 def compose_ask(missing: list[str], language: str) -> str:
     table = ASK[language]
     known = [table[s] for s in missing if s in table]

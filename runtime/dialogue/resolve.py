@@ -33,7 +33,7 @@ from ..plan import slots as sx
 from ..plan.place import bare_place, classify, has_deixis
 from .state import PERSONAL_SLOTS, PLACE_SLOTS, TIME_SLOTS, DialogueState
 
-Kind = Literal["new", "answer", "followup", "switch", "decline"]
+Kind = Literal["new", "answer", "followup", "switch", "decline", "ack"]
 
 # A bare yes or no (「네」, 「응 해줘」, "yes", 「아니」): only ever the answer to the engine's own
 # question — never a request of its own, never a topic.
@@ -49,8 +49,17 @@ _NO = re.compile(
 )
 
 
+_THANKS = re.compile(
+    r"^(?:(?:고마워|고마워요|고맙습니다|감사|감사해요|감사합니다|땡큐|알겠어|알겠어요|알겠습니다|알았어|네\s*알겠습니다|"
+    r"thanks|thank you|thx|got it|great|cool)[\s.,!~?ㅎㅋ]*)+$",
+    re.I,
+)
+
+
 def yes_or_no(text: str) -> str | None:
     t = text.strip()
+    if _THANKS.match(t):
+        return "thanks"
     if _NO.match(t):
         return "no"
     if _YES.match(t):
@@ -119,8 +128,14 @@ def _topic_vocabulary(catalog: Any) -> frozenset[str]:
     vocab: set[str] = set()
     for m in catalog.adapters.values():
         for text in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en):
-            for w in sx.words(text):
+            ws = sx.words(text)
+            for i, w in enumerate(ws):
                 lw = w.lower()
+                if len(lw) == 1 and re.fullmatch(r"[가-힣]", lw) and i < len(ws) - 1:
+                    # A one-syllable noun before the predicate of a hint (「비 와?」, 「약 먹어도
+                    # 돼?」): Korean puts the verb last, so what comes before it is the topic.
+                    vocab.add(lw)
+                    continue
                 if len(lw) < 2 or lw in lx.STOPWORDS or lw in lx.TEMPORAL_WORDS:
                     continue
                 kind, _ = classify(w)
@@ -167,6 +182,9 @@ def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
     out = []
     for w in sx.words(sx._without_personal(text)):
         lw = w.lower()
+        if len(lw) < 2 and lw in vocabulary or _mono_topic(lw, vocabulary):
+            out.append(w)  # 「비」, 「비가」, 「눈이」: a one-syllable topic, alone or with its particle
+            continue
         if len(lw) < 2 or lw in lx.TEMPORAL_WORDS or w in _known_places() or lw in _known_places():
             continue
         if sx.find_region(w) is not None and (lw not in vocabulary or w[:1].isupper()):
@@ -174,6 +192,13 @@ def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
         if in_vocabulary(lw, vocabulary):
             out.append(w)
     return out
+
+
+_MONO_PARTICLES = ("가", "이", "는", "은", "도", "를", "을", "만")
+
+
+def _mono_topic(word: str, vocabulary: frozenset[str] | set[str]) -> bool:
+    return len(word) == 2 and word[1] in _MONO_PARTICLES and word[0] in vocabulary
 
 
 def in_vocabulary(word: str, vocabulary: frozenset[str] | set[str]) -> bool:
@@ -270,6 +295,10 @@ def resolve(
 
     # ---- 0. a bare yes or no answers the engine's question (input or consent) and nothing else
     reply = yes_or_no(query)
+    if reply is not None and (reply == "thanks" or state.pending is None):
+        # Thanks, or a yes/no when nothing was asked: an acknowledgement, never a request to run
+        # the last lookup again.
+        return Frame("ack", [], dict(carried), Hints("ack"), reason="an acknowledgement")
     if reply is not None and state.pending is not None and state.pending.adapter_id in catalog.adapters:
         target = catalog.get(state.pending.adapter_id)
         if reply == "no":

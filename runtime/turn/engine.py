@@ -176,8 +176,6 @@ class TurnEngine:
             cands = retrieve(self.retriever, self.catalog, ctx, req, log, widen_providers=self.widen_providers)
             for e in log.take():
                 yield e
-            if ctx.frame is not None and ctx.frame.kind == "decline":
-                raise Stop("needs_input", ans.compose_declined(ctx.language), "declined", layer="context")
             log.state("generating")
             by_id = cands.by_id
             for step in range(req.max_steps):

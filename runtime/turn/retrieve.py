@@ -29,6 +29,10 @@ def retrieve(
                         view=retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters)
         ctx.frame, ctx.slots = frame, dict(frame.slots)
         log.emit("dialogue", "context", loaded=ctx.dialogue.view(), frame=frame.view(), policy=ctx.policy)
+        if frame.kind in ("decline", "ack"):
+            # 「아니」 to the engine's question, or thanks: nothing to look up, nothing run again.
+            text = ans.compose_declined(ctx.language) if frame.kind == "decline" else ans.compose_ack(ctx.language)
+            raise Stop("needs_input", text, frame.kind, layer="context")
         ranked = frame.candidates
     else:
         found = retriever.search(retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters,

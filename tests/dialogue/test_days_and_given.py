@@ -235,3 +235,20 @@ def test_mock_says_when_it_replays_another_thing_than_asked(talk: Talk) -> None:
     r = talk("게보린은?")
     assert args_of(r, "mfds_easy_drug_info")["drug_name"] == "게보린"
     assert r.answer.startswith("모의 데이터는 '타이레놀' 기준입니다 (요청하신 '게보린'의 데이터가 아닙니다).")
+
+
+@pytest.mark.parametrize("ack", ["고마워", "감사합니다!", "네", "thanks", "아니"])
+def test_an_acknowledgement_runs_nothing_again(engine, ack: str) -> None:
+    talk = Talk(engine, f"ack-{abs(hash(ack))}")
+    assert talk("부산역 근처 응급실").stop_reason == "completed"
+    r = talk(ack)
+    assert r.stop_reason == "needs_input" and calls(r) == [], r.calls
+    # … and the conversation still carries: a new place keeps the topic.
+    assert calls(talk("하단동은?")) == ["kakao_keyword_search", "nmc_emergency_rooms"]
+
+
+def test_a_one_syllable_topic_is_a_topic(talk: Talk, on_fixture_day) -> None:
+    talk("부산역 근처 응급실")
+    r = talk("주말에 비 와?")  # was: the emergency rooms again (「비」 was no topic word)
+    assert calls(r)[-1] == "kma_short_term_forecast"
+    assert "12월 5일(토), 12월 6일(일)" in r.answer.splitlines()[0]
