@@ -354,9 +354,11 @@ class BodyLimit:
             return await reject("json_too_deep", f"the body nests deeper than {self.max_depth} levels")
         if data.strip():
             try:
-                json.loads(data)
+                json.loads(data, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+            except _DuplicateKey as exc:
+                return await reject("duplicate_key", f"the body names {exc.key!r} twice in one object")
             except ValueError:
-                return await reject("invalid_json", "the body is not valid JSON")
+                return await reject("invalid_json", "the body is not valid JSON (NaN and Infinity are not JSON)")
         if not ctype:  # a body without a content type is read as JSON
             scope = dict(scope)
             scope["headers"] = [*scope["headers"], (b"content-type", b"application/json")]
@@ -370,6 +372,27 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object naming a key twice is refused: parsers disagree on which value wins (a proxy or
+    a log reads the first, we would act on the last), so such a body can say two things."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k[:64])
+        out[k] = v
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def create_app(settings: ServeSettings | None = None, *, store: Any = None,

@@ -32,6 +32,7 @@ CODES: dict[str, tuple[int, str]] = {
                           "one); never adopted from a client"),
     "unauthorized": (401, "this server needs Authorization: Bearer <API key> on /v1 routes"),
     "json_too_deep": (422, "the body nests arrays/objects deeper than the limit"),
+    "duplicate_key": (400, "an object in the body names the same key twice"),
     "request_timeout": (408, "the body did not arrive in time (shorter than its Content-Length?)"),
     "not_found": (404, "no such route"),
     "method_not_allowed": (405, "the route exists but not with this method"),
