@@ -27,6 +27,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,6 +177,13 @@ class HeadFile:
         """The checkpoint, None when there is none, or {"error": why} when it is unreadable."""
         path = self.path(ledger_id)
         try:
+            # Whoever can replace the checkpoint can roll it back together with the database's
+            # tail: a folder or file others may write is no checkpoint (like ssh's StrictModes).
+            for what, where in (("folder", self.folder), ("file", path)):
+                mode = where.stat().st_mode
+                if stat.S_IMODE(mode) & 0o022:
+                    return {"error": f"{where}: the head checkpoint {what} is writable by others "
+                                     f"({oct(mode & 0o777)}); it must be 0700/0600"}
             data = json.loads(path.read_text(encoding="utf-8"))
             return Head(str(data["ledger_id"]), int(data["seq"]), str(data["hash"]),
                         str(data["key_id"]), str(data["mac"]))
