@@ -39,6 +39,7 @@ import json
 import os
 import ssl
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -86,6 +87,59 @@ def _ssl_context() -> ssl.SSLContext:
     # per-call clients cheap, which call_many's concurrency depends on.
     return httpx.create_ssl_context()
 
+
+
+class _BoundedDecoder:
+    """The body as sent, decoded here rather than by httpx so that the size limit holds for what
+    it decodes to: httpx inflates each received chunk whole (a 64 KB gzip chunk can become 64 MB)
+    and chains every listed coding (``gzip, gzip``: 64 KB → 64 MB → 64 GB). One coding at most,
+    gzip or deflate; the limit is checked on every inflated piece (``max_length``)."""
+
+    def __init__(self, content_encoding: str, limit: int):
+        codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise UpstreamError(ADAPTER_ERROR, "PARSE",
+                                f"unsupported Content-Encoding {content_encoding[:80]!r}")
+        self.limit, self.size = limit, 0
+        self.coding = codings[0] if codings else ""
+        self.inflater: Any = None
+        if self.coding in ("gzip", "x-gzip"):
+            self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self.coding == "deflate":
+            self.inflater = zlib.decompressobj()
+        self.first = True
+
+    def _count(self, piece: bytes) -> bytes:
+        self.size += len(piece)
+        if self.size > self.limit:
+            raise UpstreamError(ADAPTER_ERROR, "PARSE", f"body larger than {self.limit} bytes refused")
+        return piece
+
+    def decode(self, data: bytes) -> list[bytes]:
+        if self.inflater is None:
+            return [self._count(data)] if data else []
+        out: list[bytes] = []
+        while data:
+            try:
+                piece = self.inflater.decompress(data, self.limit - self.size + 1)
+            except zlib.error as exc:
+                if self.coding == "deflate" and self.first:  # raw deflate, no zlib header
+                    self.inflater, self.first = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise UpstreamError(ADAPTER_ERROR, "PARSE", f"body does not inflate: {exc}") from None
+            self.first = False
+            out.append(self._count(piece))
+            data = self.inflater.unconsumed_tail
+        return out
+
+    def flush(self) -> list[bytes]:
+        if self.inflater is None:
+            return []
+        try:
+            return [self._count(self.inflater.flush())]
+        except zlib.error as exc:
+            raise UpstreamError(ADAPTER_ERROR, "PARSE", f"body does not inflate: {exc}") from None
 
 class _KeepOpen(httpx.AsyncBaseTransport):
     """A caller's transport outlives each per-call client (clients close their transport)."""
@@ -498,16 +552,15 @@ class Dispatcher:
         async with client.stream(
             req.method, req.url, params=req.params, headers=req.headers, timeout=timeout
         ) as resp:
-            chunks, size = [], 0
-            async for chunk in resp.aiter_bytes():
-                size += len(chunk)
-                if size > self.max_body_bytes:
-                    raise UpstreamError(
-                        ADAPTER_ERROR,
-                        "PARSE",
-                        f"body larger than {self.max_body_bytes} bytes refused",
-                    )
-                chunks.append(chunk)
+            chunks: list[bytes] = []
+            if hasattr(resp, "_content"):
+                # A local transport (Mock fixtures) built the response from bytes in memory.
+                chunks = _BoundedDecoder("", self.max_body_bytes).decode(resp.content)
+            else:
+                decoder = _BoundedDecoder(resp.headers.get("content-encoding", ""), self.max_body_bytes)
+                async for raw in resp.aiter_raw():
+                    chunks.extend(decoder.decode(raw))
+                chunks.extend(decoder.flush())
             return (
                 resp.status_code,
                 resp.reason_phrase,
