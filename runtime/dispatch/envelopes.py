@@ -335,6 +335,12 @@ def read_response(
 
     shape, code = _detect(doc, primary)
     if shape.code is not None and code is None:
+        # Not the envelope, but it may still say what went wrong in words a rule knows (a gateway's
+        # {"message": "SERVICE KEY IS NOT REGISTERED ERROR."}): that class, else PARSE.
+        if len(body) <= 4096:
+            classify_text(
+                json.dumps(doc, ensure_ascii=False), _envelopes(env, STANDARD_SHAPE, primary)
+            )
         raise parse_error(
             f"no result code at '{primary.code}' (not a {env.kind if env else 'json'} envelope)"
         )

@@ -277,3 +277,21 @@ def test_sgis_err_cd_as_string_or_number_is_classified(srv, err_cd, expected):
     srv.route(path_of("sgis_reverse_geocode"), Reply(body=json.dumps(doc, ensure_ascii=False).encode()))
     out = call(srv, "sgis_reverse_geocode", SGIS_ARGS)
     assert (out.status, out.error_class) == expected, (out.error_code, out.error_message)
+
+
+# -- bodies that are not the envelope but say what went wrong -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b'{"message": "SERVICE KEY IS NOT REGISTERED ERROR."}', ("error", "credential_missing")),
+        (b'{"resultMsg": "LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR"}', ("error", "channel_unavailable")),
+        (b'"API not found"', ("error", "adapter_error")),
+    ],
+    ids=["json_key_message_without_code", "json_quota_message_without_code", "json_bare_string"],
+)
+def test_a_json_body_without_the_envelope_is_classified_by_its_words_or_parse(srv, body, expected):
+    srv.route(path_of("nmc_emergency_rooms"), Reply(body=body, content_type=JSON))
+    out = call(srv, "nmc_emergency_rooms", ER_ARGS)
+    assert (out.status, out.error_class) == expected, (out.error_code, out.error_message)
