@@ -84,15 +84,32 @@ def _as_utf8(body: bytes, legacy_korean: bool = False) -> bytes:
     return m.group(1) + b"UTF-8" + m.group(3) + text.encode("utf-8")
 
 
+_ROOT_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)")
+
+
+def _without_trailer(body: bytes) -> bytes | None:
+    """A complete document followed by a trailer (a WAS banner, an HTML comment, NUL padding):
+    the document up to its root's end tag, or None when there is no such end tag."""
+    start = body.find(b"<", body.find(b"?>") + 2 if body.lstrip().startswith(b"<?") else 0)
+    m = _ROOT_TAG.match(body, start) if start >= 0 else None
+    if not m:
+        return None
+    end = body.rfind(b"</" + m.group(1) + b">")
+    return body[: end + len(m.group(1)) + 3] if end > 0 else None
+
+
 def xml_to_dict(body: bytes, *, legacy_korean: bool = False) -> dict[str, Any]:
     """``legacy_korean``: the HTTP Content-Type said EUC-KR; only matters when the prolog is silent."""
-    body = _as_utf8(body, legacy_korean)
+    body = _as_utf8(body.rstrip(b"\x00 \t\r\n"), legacy_korean)  # NUL padding after the document
     try:
         root = fromstring(body, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except DefusedXmlException as exc:
         raise parse_error(f"hostile XML refused ({type(exc).__name__})") from exc
     except ParseError as exc:
-        raise parse_error(f"malformed or truncated XML: {exc}") from exc
+        trimmed = _without_trailer(body) if "junk after document element" in str(exc) else None
+        if trimmed is None or len(trimmed) >= len(body):
+            raise parse_error(f"malformed or truncated XML: {exc}") from exc
+        return xml_to_dict(trimmed)  # shorter each time: ends
     except (ValueError, RecursionError) as exc:  # odd encodings, absurd nesting
         raise parse_error(f"unreadable XML: {exc}") from exc
     try:

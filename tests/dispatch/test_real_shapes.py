@@ -86,6 +86,8 @@ def variants(body: bytes, is_json: bool) -> dict[str, tuple[bytes, str]]:
             )
             out["euc_kr_no_prolog_header_charset"] = (bare.encode("cp949"), EUC_KR_XML)
             out["euc_kr_no_prolog_no_charset"] = (bare.encode("cp949"), BARE_XML)
+        out["trailing_garbage_after_root"] = (body + b"\n<!-- was01 --><script>x</script>", XML)
+        out["nul_padding_after_root"] = (body + b"\x00" * 16, XML)
         out["cdata_text"] = (
             re.sub(r">([^<>]*[가-힣][^<>]*)<", r"><![CDATA[\1]]><", text).encode(),
             XML,
@@ -119,6 +121,8 @@ VARIANT_NAMES = [
     "euc_kr_no_prolog_header_charset",
     "euc_kr_no_prolog_no_charset",
     "cdata_text",
+    "trailing_garbage_after_root",
+    "nul_padding_after_root",
 ]
 
 
