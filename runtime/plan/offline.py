@@ -210,6 +210,10 @@ class SlotFiller:
         return None
 
     def _content(self, slot: str, prop: dict[str, Any], vocab: set[str]) -> str | None:
+        if _POINTS_BACK.search(self.text) and (self.carried or self.references):
+            # 「그거 어린이도 먹어도 돼?」, 「거기 버스 정류장」: the message points at what the
+            # conversation already named, so the carried value fills it, not a word of this message.
+            return None
         if slot == "drug_name":
             # The word a citizen puts before what they want to know about it: 「타이레놀 먹어도
             # 돼?」, 「게보린 부작용」 — even when the manifest's hints name that product too.
@@ -218,7 +222,7 @@ class SlotFiller:
                 return mt.group(1)
         if slot == "stop_name":
             mt = re.search(r"([가-힣A-Za-z0-9]+?)\s*(?:버스\s*)?(?:정류장|정류소|stop)", self.text)
-            if mt and mt.group(1) not in ("버스",):
+            if mt and mt.group(1) not in ("버스",) and not sx._points_or_labels(mt.group(1).lower()):
                 return sx._strip_particle(mt.group(1))
             if self.place:
                 return self.place
@@ -230,6 +234,10 @@ class SlotFiller:
         if slot == "keyword":
             return " ".join(words[:3])
         return words[0]
+
+
+# A pointer back at the thing or place the conversation already named.
+_POINTS_BACK = re.compile(r"(?:^|\s)(?:그거|그것|그게|그\s*약|그\s*제품|이거|이것|거기|그곳|그\s*정류장)(?=\s|$|[은는이가을를도로에의]|[?.!,])|\b(?:it|that one|there)\b", re.I)
 
 
 _stripped: dict[int, tuple[Any, Any]] = {}

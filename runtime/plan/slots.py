@@ -105,6 +105,17 @@ def _without_personal(text: str) -> str:
     return text
 
 
+def _points_or_labels(word: str) -> bool:
+    from .place import DEIXIS, PERSONAL_LABELS, PRONOUNS, _strip_particle
+
+    stem = _strip_particle(word)
+    return any(w in DEIXIS or w in PRONOUNS or w in PERSONAL_LABELS or w in _POINTERS for w in (word, stem))
+
+
+# Words that point back at a thing already talked about (「그거」, 「그 약」's 그): never its name.
+_POINTERS = frozenset("그거 그것 이거 이것 저거 저것 그게 이게 저게 걔 it that this".split())
+
+
 def content_words(text: str, vocabulary: set[str]) -> list[str]:
     """Words left once function words, time words and the adapter's own vocabulary are removed.
 
@@ -118,6 +129,8 @@ def content_words(text: str, vocabulary: set[str]) -> list[str]:
         lw = w.lower()
         if lw in lx.STOPWORDS or w in lx.TEMPORAL_WORDS or lw in lx.TEMPORAL_WORDS:
             continue
+        if _points_or_labels(lw):
+            continue  # 「거기」, 「그거」, 「제」, 「전화」: they point at or label a value, they are none
         if lw in vocabulary or any(lw.startswith(v) for v in vocabulary if len(v) >= 2):
             continue
         if re.fullmatch(r"[\d.]+", w):

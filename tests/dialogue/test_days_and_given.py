@@ -252,3 +252,14 @@ def test_a_one_syllable_topic_is_a_topic(talk: Talk, on_fixture_day) -> None:
     r = talk("주말에 비 와?")  # was: the emergency rooms again (「비」 was no topic word)
     assert calls(r)[-1] == "kma_short_term_forecast"
     assert "12월 5일(토), 12월 6일(일)" in r.answer.splitlines()[0]
+
+
+def test_a_pointer_fills_from_the_conversation_not_from_its_own_words(talk: Talk) -> None:
+    talk("타이레놀 부작용 알려줘")
+    r = talk("그거 어린이도 먹어도 돼?")  # was: drug_name 「어린이도」
+    assert args_of(r, "mfds_easy_drug_info")["drug_name"] == "타이레놀"
+    bus = Talk(talk.engine, "pointer-bus")
+    bus("부산역 근처 응급실")
+    r = bus("거기 버스 정류장")  # was: stop_name 「거기」
+    assert [c["arguments"].get("stop_name") for c in r.calls if c["adapter_id"] == "tago_bus_arrivals"] not in ([], ["거기"]), r.calls
+    assert "'거기'" not in r.answer
