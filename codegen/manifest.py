@@ -427,5 +427,5 @@ def manifest_json_schema() -> dict[str, Any]:
 
     schema = document_x_keys(Manifest.model_json_schema())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://ummaya.dev/schemas/manifest.schema.json"
+    schema["$id"] = "urn:ummaya:schema:manifest"  # no URL: the project owns no domain
     return schema
