@@ -379,12 +379,28 @@ def redact(text: str) -> str:
     return "".join(parts)
 
 
+def _personal_number(value: int) -> str | None:
+    """The placeholder for an integer that is a 주민등록번호 or a card number, else None. A model
+    may send 9001011234567 as a JSON number. Card numbers count from 15 digits: a 13-digit
+    epoch-milliseconds timestamp passes Luhn one time in ten and must stay a number."""
+    text = str(value)
+    if len(text) < 13:
+        return None
+    for f in find_personal(text):
+        if f.value == text and (f.kind == "rrn" or (f.kind == "card" and len(text) >= 15)):
+            return PLACEHOLDERS[f.kind]
+    return None
+
+
 def redact_value(value: Any) -> Any:
-    """Redact every string inside a JSON-like value (dict keys are left alone)."""
+    """Redact every string inside a JSON-like value — dict keys too (a model may put personal
+    data in a key) — and integers that are a 주민등록번호 or a card number."""
     if isinstance(value, str):
         return redact(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _personal_number(value) or value
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        return {(redact(k) if isinstance(k, str) else k): redact_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_value(v) for v in value]
     return value
