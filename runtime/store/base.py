@@ -86,13 +86,13 @@ def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
     elif mode == "redacted":
         req = redact(trace.request_text) if trace.request_text is not None else None
         ans = redact(trace.answer_text) if trace.answer_text is not None else None
-        events = [{**e, "data": redact_value(e.get("data", {}))} for e in events]
-        calls, meta = redact_value(trace.calls), redact_value(trace.meta)
+        events = [{**e, "data": redact_value(e.get("data", {}), keys=True)} for e in events]
+        calls, meta = redact_value(trace.calls, keys=True), redact_value(trace.meta, keys=True)
     else:  # none
         req = ans = None
-        events = [{**e, "data": redact_value(_drop_raw_text(e.get("data", {})))} for e in events]
-        calls = redact_value(_drop_raw_text(trace.calls))
-        meta = redact_value(_drop_raw_text(trace.meta))
+        events = [{**e, "data": redact_value(_drop_raw_text(e.get("data", {})), keys=True)} for e in events]
+        calls = redact_value(_drop_raw_text(trace.calls), keys=True)
+        meta = redact_value(_drop_raw_text(trace.meta), keys=True)
     # Whatever the policy, no credential is stored (an error message may quote a request).
     secrets = env_secrets()
     events, calls, meta = (strip_credentials_value(v, secrets) for v in (events, calls, meta))

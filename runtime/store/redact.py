@@ -392,17 +392,19 @@ def _personal_number(value: int) -> str | None:
     return None
 
 
-def redact_value(value: Any) -> Any:
-    """Redact every string inside a JSON-like value — dict keys too (a model may put personal
-    data in a key) — and integers that are a 주민등록번호 or a card number."""
+def redact_value(value: Any, *, keys: bool = False) -> Any:
+    """Redact every string inside a JSON-like value, and integers that are a 주민등록번호 or a card
+    number. Dict keys are left alone unless ``keys`` (stored traces: a model may put personal
+    data in a key)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return _personal_number(value) or value
     if isinstance(value, dict):
-        return {(redact(k) if isinstance(k, str) else k): redact_value(v) for k, v in value.items()}
+        return {(redact(k) if keys and isinstance(k, str) else k): redact_value(v, keys=keys)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_value(v) for v in value]
+        return [redact_value(v, keys=keys) for v in value]
     return value
 
 

@@ -15,7 +15,8 @@ from ummaya.runtime.store.redact import redact_value
 def test_redact_value_covers_keys_and_personal_numbers() -> None:
     value = {"010-1234-5678": "x", "args": {"n": 9001011234567, "card": 4111111111111111,
                                             "ms": 1764561234567, "count": 5, "ok": True}}
-    out = redact_value(value)
+    assert redact_value(value)["010-1234-5678"] == "x"  # keys are kept by default (log filter)
+    out = redact_value(value, keys=True)
     assert out == {"[전화번호]": "x", "args": {"n": "[주민등록번호]", "card": "[카드번호]",
                                             "ms": 1764561234567, "count": 5, "ok": True}}
 
