@@ -66,7 +66,9 @@ def state_dir() -> Path:
     """Where sessions, consents and traces live by default (SQLite)."""
     env = os.environ.get("UMMAYA_HOME")
     base = Path(env) if env else Path.home() / ".ummaya"
-    base.mkdir(parents=True, exist_ok=True)
+    # Sessions (their ids are bearer tokens), consents and traces live here: a new folder is the
+    # owner's only (0700), like the ledger key beside it. An existing folder is left as it is.
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
     return base
 
 

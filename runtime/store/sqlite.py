@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -24,6 +26,10 @@ class SQLiteStore(SQLStore):
         super().__init__(url or f"sqlite:///{self.path}", policy)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # A new database file is the owner's only (0600): it holds session ids, which are
+            # bearer tokens, and SQLite gives its -wal/-shm files the same permissions.
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         # isolation_level=None: we issue BEGIN/COMMIT ourselves (BEGIN IMMEDIATE for writes, so
         # two processes never both read the chain head and then both append).
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
