@@ -32,6 +32,17 @@ def fail(message: str, code: int = 1) -> None:
 MAX_SESSION_CHARS = 128
 
 
+def _utf8(ptype: click.ParamType, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+    """The option's text, or a clean usage error (exit 2): a shell can pass bytes that are not
+    UTF-8 (surrogate escapes), which would otherwise fail later with a traceback."""
+    text = str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        ptype.fail("is not valid UTF-8 (invalid bytes)", param, ctx)
+    return text
+
+
 class SessionName(click.ParamType):
     """A local session name: 1–128 printable characters (Korean welcome), no control characters,
     nothing that is not valid UTF-8. ``'*'`` (every session) only where ``standing`` allows it."""
@@ -42,11 +53,7 @@ class SessionName(click.ParamType):
         self.standing = standing
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        text = str(value)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            self.fail("is not valid UTF-8 (invalid bytes)", param, ctx)
+        text = _utf8(self, value, param, ctx)
         if not text.strip():
             self.fail("is empty", param, ctx)
         if len(text) > MAX_SESSION_CHARS:
@@ -68,11 +75,7 @@ class DatabaseURL(click.ParamType):
     name = "url"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        text = str(value)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            self.fail("is not valid UTF-8 (invalid bytes)", param, ctx)
+        text = _utf8(self, value, param, ctx)
         if not text.strip() or any(ord(ch) < 32 for ch in text):
             self.fail("is empty or contains control characters", param, ctx)
         if "://" in text and not text.startswith(SUPPORTED_DB):
@@ -108,11 +111,7 @@ class RecordId(click.ParamType):
     name = "id"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        text = str(value)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            self.fail("is not valid UTF-8 (invalid bytes)", param, ctx)
+        text = _utf8(self, value, param, ctx)
         if not text or len(text) > 128 or any(not ch.isprintable() or ch.isspace() for ch in text):
             self.fail("is not an id (1–128 printable characters, no spaces)", param, ctx)
         return text
