@@ -10,6 +10,7 @@ from setuptools import find_packages, setup
 
 ROOTS = {
     "ummaya": "ummaya",
+    "ummaya.model": "model",
     "ummaya.codegen": "codegen",
     "ummaya.runtime": "runtime",
     "ummaya.generated": "generated",

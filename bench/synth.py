@@ -16,7 +16,7 @@ import random
 import sys
 from pathlib import Path
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 SIDO = [
     ("서울특별시", "Seoul", ["종로구", "중구", "용산구", "성동구", "광진구", "마포구", "서대문구", "강남구", "송파구", "관악구", "노원구", "은평구"]),
@@ -41,7 +41,7 @@ SIDO = [
 # (ko name, en name, ko hints, en hints, primitive, domain) — many echo a real adapter's words.
 DATASETS = [
     ("공영주차장", "public parking lots", ["주차장", "주차 요금", "무료 주차"], ["parking lot", "parking fee"], "find", "transport"),
-    ("공중화장실", "public toilets", ["화장실", "개방 화장실"], ["public toilet", "restroom"], "find", "civil"),
+    ("공중화장실", "public toilets", ["화장실", "개방 화장실"], ["public toilet", "restroom"], "find", "administration"),
     ("무더위쉼터", "heat shelters", ["무더위 쉼터", "폭염 쉼터"], ["cooling center", "heat shelter"], "find", "safety"),
     ("전기차 충전소", "EV charging stations", ["전기차 충전", "충전기"], ["EV charger", "charging station"], "find", "transport"),
     ("어린이집", "daycare centers", ["어린이집", "보육시설"], ["daycare", "childcare"], "find", "welfare"),
@@ -49,7 +49,7 @@ DATASETS = [
     ("관광지", "tourist attractions", ["관광지", "가볼만한 곳"], ["tourist spot", "attraction"], "find", "culture"),
     ("체육시설", "sports facilities", ["체육관", "운동장", "수영장"], ["gym", "sports center", "pool"], "find", "culture"),
     ("도시공원", "city parks", ["공원", "산책로"], ["park", "walking trail"], "find", "environment"),
-    ("공공와이파이", "public Wi-Fi", ["와이파이", "무료 인터넷"], ["free wifi", "hotspot"], "find", "civil"),
+    ("공공와이파이", "public Wi-Fi", ["와이파이", "무료 인터넷"], ["free wifi", "hotspot"], "find", "administration"),
     ("CCTV 설치 현황", "CCTV installations", ["CCTV", "방범 카메라"], ["CCTV", "security camera"], "find", "safety"),
     ("보안등", "security lights", ["가로등", "보안등"], ["street light"], "find", "safety"),
     ("음식점 위생등급", "restaurant hygiene grades", ["위생등급", "식당 위생"], ["hygiene rating", "restaurant"], "find", "health"),
@@ -61,19 +61,19 @@ DATASETS = [
     ("버스정류소 현황", "bus stops", ["버스정류장", "정류소"], ["bus stop"], "find", "transport"),
     ("시내버스 노선", "city bus routes", ["버스 노선", "배차 간격"], ["bus route", "bus schedule"], "find", "transport"),
     ("대기오염 측정소", "air-pollution stations", ["대기오염", "미세먼지 측정소"], ["air pollution", "monitoring station"], "find", "environment"),
-    ("교통사고 통계", "traffic accident statistics", ["교통사고", "사고 건수"], ["traffic accident", "crash statistics"], "find", "traffic"),
+    ("교통사고 통계", "traffic accident statistics", ["교통사고", "사고 건수"], ["traffic accident", "crash statistics"], "find", "transport"),
     ("사회복지시설", "social welfare facilities", ["복지시설", "복지관"], ["welfare facility", "community center"], "find", "welfare"),
     ("기상관측 자료", "weather observations", ["기상 관측", "기온 관측"], ["weather observation", "temperature record"], "find", "weather"),
     ("의약품 판매업소", "drug retailers", ["의약품 판매", "안전상비의약품"], ["medicine retailer"], "find", "health"),
-    ("도로명주소 건물", "road-name address buildings", ["도로명주소", "건물 주소"], ["road address", "building address"], "locate", "address"),
-    ("행정동 경계", "administrative dong boundaries", ["행정동", "법정동"], ["administrative district", "dong boundary"], "locate", "geo"),
+    ("도로명주소 건물", "road-name address buildings", ["도로명주소", "건물 주소"], ["road address", "building address"], "locate", "administration"),
+    ("행정동 경계", "administrative dong boundaries", ["행정동", "법정동"], ["administrative district", "dong boundary"], "locate", "administration"),
     ("지정 대피소", "designated evacuation shelters", ["대피소", "민방위 대피소"], ["evacuation shelter"], "find", "safety"),
     ("쓰레기 배출 안내", "waste disposal guide", ["쓰레기 배출", "분리수거 요일"], ["garbage day", "recycling"], "find", "environment"),
     ("대형폐기물 배출 신고", "bulky waste disposal report", ["대형폐기물", "폐가전 수거"], ["bulky waste", "furniture disposal"], "send", "environment"),
-    ("주정차 단속 현황", "parking enforcement", ["주정차 단속", "단속 카메라"], ["parking enforcement"], "find", "traffic"),
-    ("지방세 체납 조회", "local tax arrears", ["지방세", "체납"], ["local tax", "arrears"], "check", "tax"),
-    ("수도요금 납부", "water bill payment", ["수도요금", "상수도 요금"], ["water bill"], "send", "civil"),
-    ("민원 처리 현황", "civil petitions status", ["민원 처리", "민원 조회"], ["petition status"], "check", "civil"),
+    ("주정차 단속 현황", "parking enforcement", ["주정차 단속", "단속 카메라"], ["parking enforcement"], "find", "transport"),
+    ("지방세 체납 조회", "local tax arrears", ["지방세", "체납"], ["local tax", "arrears"], "check", "administration"),
+    ("수도요금 납부", "water bill payment", ["수도요금", "상수도 요금"], ["water bill"], "send", "administration"),
+    ("민원 처리 현황", "civil petitions status", ["민원 처리", "민원 조회"], ["petition status"], "check", "administration"),
     ("전통시장", "traditional markets", ["전통시장", "재래시장"], ["traditional market"], "find", "culture"),
     ("착한가격업소", "fair-price shops", ["착한가격", "저렴한 식당"], ["fair price shop"], "find", "culture"),
     ("동물병원", "animal hospitals", ["동물병원", "반려동물 진료"], ["vet", "animal hospital"], "find", "health"),
@@ -93,6 +93,11 @@ def _regions() -> list[tuple[str, str, str]]:
             if sgg:
                 out.append((sido, sgg, sido_en))
     return out
+
+
+# The datasets' older labels → model.manifest.Domain (a closed list since commit 90bc028).
+_DOMAINS = {"address": "administration", "civil": "administration", "geo": "administration",
+            "tax": "administration", "traffic": "transport"}
 
 
 def synthetic_manifests(real: list[Manifest], n: int, seed: int = 7) -> list[Manifest]:
@@ -122,7 +127,7 @@ def synthetic_manifests(real: list[Manifest], n: int, seed: int = 7) -> list[Man
                 "en": f"{name_en.capitalize()} in {sido_en} ({sgg or 'all'}), from the public data portal.",
             },
             agency={"code": f"LG{ri:03d}", "name_ko": agency_ko, "name_en": f"{sido_en} {sgg}".strip()},
-            domain=domain,
+            domain=_DOMAINS.get(domain, domain),
             primitive=primitive,
             tier="live",
             search_hints={"ko": extra + [f"{sgg or sido} {hints_ko[0]}"], "en": list(hints_en)},
@@ -140,19 +145,21 @@ def synthetic_manifests(real: list[Manifest], n: int, seed: int = 7) -> list[Man
 
 def write_documents(real: list[Manifest], n: int, folder: Path, seed: int = 7) -> Path:
     """documents.json for ``n`` adapters (cached by n and seed inside ``folder``)."""
-    from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
+    from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index, registry_domains
 
     folder.mkdir(parents=True, exist_ok=True)
     real_ids = ",".join(sorted(m.id for m in real))
     import hashlib
 
     emitter = Path(__file__).resolve().parents[1] / "codegen" / "emit_index.py"
-    sources = Path(__file__).read_bytes() + emitter.read_bytes()
+    vocab = emitter.parents[1] / "registry" / "_vocab"
+    glosses = b"".join((vocab / f"{v}.yaml").read_bytes() for v in ("domains", "primitives", "tiers"))
+    sources = Path(__file__).read_bytes() + emitter.read_bytes() + glosses
     real_hash = hashlib.sha256("".join(m.model_dump_json() for m in real).encode()).hexdigest()
     tag = hashlib.sha256(f"{n}:{seed}:{real_ids}:{real_hash}:".encode() + sources).hexdigest()[:10]
     path = folder / f"documents-{n}-{tag}.json"
     if not path.exists():
-        data = emit_index(synthetic_manifests(real, n, seed))[DOCUMENTS_PATH]
+        data = emit_index(synthetic_manifests(real, n, seed), registry_domains(Path(__file__).resolve().parents[1]))[DOCUMENTS_PATH]
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(data)
         tmp.rename(path)

@@ -15,6 +15,13 @@ Targets (issue 3): p50 ≤ 15 ms per turn; cold ask ≤ 1.5 s.
 Conversations instead (issue 9): the turns run in sessions on a SQLite store, so every turn loads
 the session's dialogue state, reads the message against it and saves the new state. Traces are not
 written (their cost is the store's, measured in bench/serve.py). Target: p50 ≤ 5 ms per turn.
+
+    python bench/turn.py --otel [--turns 400]
+
+OpenTelemetry export (issue 22, the ``otel`` extra): the same turns at the real registry without
+export, then with every turn exported as a span tree over OTLP/HTTP to a local receiver this
+script starts on 127.0.0.1 (the batch processor's exporter thread runs as it would in production),
+alternating in blocks so load drifts hit both alike. Target: ≤ 1 ms p50 added per turn.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ QUERIES = [
 
 
 def build_generated(manifests, registry, out: Path) -> Path:
-    from ummaya.codegen.emit_index import emit_index
+    from ummaya.codegen.emit_index import domain_glosses, emit_index
     from ummaya.codegen.resolve import resolve_manifest
 
     out.mkdir(parents=True, exist_ok=True)
@@ -69,7 +76,7 @@ def build_generated(manifests, registry, out: Path) -> Path:
         d.mkdir(parents=True, exist_ok=True)
         for path in lm.fixtures_dir.iterdir():
             shutil.copy(path, d / path.name)
-    for rel, data in emit_index(list(manifests)).items():
+    for rel, data in emit_index(list(manifests), domain_glosses(registry.understanding)).items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_bytes(data)
     return out
@@ -156,6 +163,60 @@ def per_dialogue_turn(generated: Path, turns: int, db: Path | None) -> tuple[lis
             store.close()
 
 
+def otel_main(turns: int) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ummaya.runtime import telemetry
+
+    received = {"posts": 0, "bytes": 0}
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            n = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(n)
+            received["posts"] += 1
+            received["bytes"] += n
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    committed = REPO / "generated"
+    off: list[float] = []
+    on: list[float] = []
+    off_cpu: list[float] = []
+    on_cpu: list[float] = []
+    block = max(10, turns // 10)
+    try:
+        for i in range(0, turns, block):
+            for otel, wall, cpu in ((False, off, off_cpu), (True, on, on_cpu)):
+                telemetry.reset()
+                if otel:
+                    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_address[1]}"
+                else:
+                    os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+                times, _, c = per_turn(committed, min(block, turns - i))
+                wall += times
+                cpu += c
+                telemetry.flush()
+    finally:
+        telemetry.reset()
+        os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+        server.shutdown()
+    print(f"OpenTelemetry export per turn (offline planner, Mock dispatch, {len(on)} turns each, OTLP/HTTP to "
+          f"127.0.0.1; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    for name, wall, cpu in (("without export", off, off_cpu), ("with export", on, on_cpu)):
+        print(f"  {name:<16} wall p50 {statistics.median(wall):6.2f} ms  p95 {pct(wall, 95):6.2f} ms   "
+              f"CPU p50 {statistics.median(cpu):6.2f} ms")
+    print(f"  added p50: wall {statistics.median(on) - statistics.median(off):+.2f} ms, CPU "
+          f"{statistics.median(on_cpu) - statistics.median(off_cpu):+.2f} ms   (target ≤ 1 ms); receiver got "
+          f"{received['posts']} exports, {received['bytes'] / 1024:.0f} KiB")
+
+
 def dialogue_main(turns: int) -> None:
     committed = REPO / "generated"
     with tempfile.TemporaryDirectory() as tmp:
@@ -191,7 +252,11 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--cold-runs", type=int, default=5)
     ap.add_argument("--dialogue", action="store_true", help="conversations in sessions on SQLite (issue 9)")
+    ap.add_argument("--otel", action="store_true", help="the cost of OpenTelemetry export per turn (issue 22)")
     args = ap.parse_args()
+    if args.otel:
+        otel_main(args.turns)
+        return
     if args.dialogue:
         dialogue_main(args.turns)
         return

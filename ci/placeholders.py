@@ -31,7 +31,6 @@ _WHAT = {
     "title": "the service's title as the agency names it",
     "summary": "one sentence on what it tells a citizen",
     "agency": "the agency's code and names (e.g. 국립중앙의료원 / National Medical Center)",
-    "domain": "a lower-case domain word (health, weather, traffic, welfare, civil …)",
     "search_hints": "words citizens use for this service",
     "examples": "requests as citizens actually say them",
     "negative_examples": "look-alike requests and the adapter that serves them",

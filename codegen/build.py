@@ -61,7 +61,8 @@ def generator_hash() -> str:
     versions of the libraries that render output."""
     here = Path(__file__).parent
     # emit_index analyses text with the retrieval analyzer, so that module decides bytes too.
-    sources = sorted(here.glob("*.py")) + sorted((here.parent / "runtime" / "retrieve").glob("analysis.py"))
+    sources = (sorted(here.glob("*.py")) + sorted((here.parent / "model").glob("*.py"))
+               + sorted((here.parent / "runtime" / "retrieve").glob("analysis.py")))
     h = sha256(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in sources))
     versions = ",".join(f"{d}={_version(d)}" for d in ("datamodel-code-generator", "jinja2", "pydantic", "kiwipiepy"))
     return sha256(f"{h}|{versions}|{_extensions_digest()}".encode())
@@ -148,7 +149,7 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
         index_job.cancel()
         jobs = []
     else:
-        index_job.start(manifests, say)
+        index_job.start(manifests, say, registry.understanding)
         jobs = [index_job, _ModelsJob(manifests, cache, say)]
     try:
         _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say, cache)
@@ -162,14 +163,21 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
 def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say, cache) -> None:
     from .emit_catalog import emit_catalog, emit_fixtures, emit_schema
     from .emit_clients import emit_clients
+    from .calendar_rules import check_datetime_fields
+    from .emit_guidance import check_hidden_services, check_limits, emit_guidance, load_guidance
     from .emit_llms import emit_llms
     from .emit_lock import emit_lock
     from .link import link
     from .resolve import resolve_manifest
+    from .understand import emit_understanding
 
     say(f"link: {len(registry.manifests)} adapters")
     linked = link(registry, parse=parse, cache=cache)
-    plan.problems = sorted(set(problems) | set(linked.problems))
+    guidance, guidance_problems = load_guidance(root)
+    guidance_problems += check_limits(registry.manifests, guidance)
+    guidance_problems += check_hidden_services(registry.manifests, guidance)
+    guidance_problems += check_datetime_fields(registry.manifests)
+    plan.problems = sorted(set(problems) | set(linked.problems) | set(guidance_problems))
     plan.notes += linked.notes
     plan.registry = registry
     plan.parsed = linked.parsed
@@ -182,13 +190,16 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     sources = [(lm.manifest, lm.source.rel) for lm in registry.manifests]
     resolved = [resolve_manifest(m, registry.profiles) for m in manifests]
     out: dict[str, bytes] = {"generated/__init__.py": b""}
-    say("emit: catalog, fixtures, schema")
-    out.update(emit_schema())
+    table = registry.understanding.table()
+    say("emit: catalog, fixtures, schema, slot table and vocabularies")
+    out.update(emit_schema(table))
+    out.update(emit_understanding(registry.understanding))
     out.update(emit_catalog(resolved, plan.release_id))
     out.update(emit_fixtures(registry.manifests, resolved))
+    out.update(emit_guidance(manifests, guidance))
     say("emit: clients, llms")
     out.update(emit_clients(sources))
-    out.update(emit_llms(manifests))
+    out.update(emit_llms(manifests, table))
     index_job, models_job = jobs
     out.update(models_job.result())
     out.update(index_job.result())
@@ -196,10 +207,15 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     plan.outputs = dict(sorted(out.items()))
 
 
-def _run_emit_index(manifests) -> dict[str, bytes]:
+def _run_emit_index(manifests, noun_texts=None, domains=None) -> dict[str, bytes]:
+    """The retrieval index and the known nouns: the two outputs that need Kiwi, in one worker so
+    Kiwi loads once (codegen/understand.py says what the nouns are for)."""
     from .emit_index import emit_index
+    from .understand import nouns_file
 
-    return {f"generated/{path}": data for path, data in emit_index(manifests).items()}
+    out = {f"generated/{path}": data for path, data in emit_index(manifests, domains).items()}
+    out.update(nouns_file(noun_texts or []))
+    return out
 
 
 def _warm_index_worker() -> None:
@@ -288,18 +304,24 @@ class _IndexJob:
         self._value: dict[str, bytes] | None = None
         self._cache = cache
         if _emit_index() is None:
+            from .understand import nouns_file
+
             plan.notes.append("retrieval index not emitted: ummaya.codegen.emit_index is not available")
-            self._value = {}
+            self._value = nouns_file([], analyse=False)
             return
         self._key = sha256(f"{generator_hash()}|{release}".encode())
         self._value = cache.get("index", self._key)
         if self._value is None:
             self._job = _Background(warm=_warm_index_worker)
 
-    def start(self, manifests, say: Progress) -> None:
+    def start(self, manifests, say: Progress, understanding=None) -> None:
         if self._job is not None:
-            say("index: emit_index (Kiwi morphemes), in the background")
-            self._job.submit(_run_emit_index, manifests)
+            from .emit_index import domain_glosses
+            from .understand import noun_texts
+
+            say("index: emit_index and known nouns (Kiwi), in the background")
+            texts = noun_texts(manifests, understanding) if understanding is not None else []
+            self._job.submit(_run_emit_index, manifests, texts, domain_glosses(understanding))
 
     def result(self) -> dict[str, bytes]:
         if self._value is None:

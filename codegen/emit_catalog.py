@@ -6,9 +6,11 @@ registry/ or the profile files; fixture bodies are copied byte for byte for the 
 
 from __future__ import annotations
 
+from typing import Any
+
 from .emit_lock import canonical_json
 from .loader import LoadedManifest
-from .manifest import Manifest, manifest_json_schema
+from ummaya.model.manifest import Manifest
 
 CATALOG_FORMAT = 1  # runtime/catalog.py reads this format
 CATALOG_PATH = "generated/catalog.json"
@@ -36,5 +38,16 @@ def emit_fixtures(manifests: list[LoadedManifest], resolved: list[Manifest]) -> 
     return out
 
 
-def emit_schema() -> dict[str, bytes]:
-    return {SCHEMA_PATH: canonical_json(manifest_json_schema())}
+def emit_schema(slots: Any = None) -> dict[str, bytes]:
+    return {SCHEMA_PATH: canonical_json(manifest_json_schema(slots))}
+
+
+def manifest_json_schema(slots: Any = None) -> dict[str, Any]:
+    """The manifest model's JSON Schema as published in generated/, with the x- keys documented
+    (``slots``: the registry's slot table, whose types x-slot may name)."""
+    from .extensions import document_x_keys  # the registered names, documented
+
+    schema = document_x_keys(Manifest.model_json_schema(), slots)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "urn:ummaya:schema:manifest"  # no URL: the project owns no domain
+    return schema

@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 
 from .emit_models import class_name, module_names
-from .manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 CLIENTS_DIR = "generated/clients"
 
@@ -51,11 +51,12 @@ async def {{ func }}(
     {{ p.name }}: {{ p.annotation }}{% if not p.required %} = {{ p.default }}{% endif %},
 {% endfor %}
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> {{ output_class }} | None:
+) -> {{ output_class }}:
     """{{ m.title.ko|doc }} — call ``{{ m.id }}`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = {{ input_class }}.model_validate({
 {% for p in params %}
@@ -94,13 +95,12 @@ class HandoffRequired(Exception):
         super().__init__(f"{outcome.adapter_id}: handoff required")
 
 
-def typed(outcome: Any, model: type[M]) -> M | None:
+def typed(outcome: Any, model: type[M]) -> M:
+    """The outcome's output as ``model`` (a no-data answer has empty ``items``, never None)."""
     if outcome.status == "handoff":
         raise HandoffRequired(outcome)
-    if outcome.status == "error":
+    if outcome.status == "error" or outcome.output is None:
         raise AdapterCallError(outcome)
-    if outcome.output is None:
-        return None
     return model.model_validate(outcome.output)
 '''.encode("utf-8")
 

@@ -9,17 +9,20 @@ Per adapter it carries the text fields by language and by field — title, summa
 examples, agency names, domain, primitive, tier — plus the non-text facts the ranker uses
 (primitive, tier, domain, agency code, the slots an adapter ``requires``/``provides``, the slot
 types of its required inputs) and its negative examples (requests that look alike but belong
-elsewhere — the index credits them to the adapter named in ``belongs_to``). Glosses for the primitive and tier are fixed vocabulary, so a request phrased as an
+elsewhere — the index credits them to the adapter named in ``belongs_to``). Glosses for the
+domain, primitive and tier are registry vocabulary (registry/_vocab/), so a request phrased as an
 intent ("신고하려고", "where is") has something to match even before a manifest's own words.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from .manifest import Manifest
+from ummaya.model.manifest import Manifest
+from ummaya.model.service_words import derive_service_words
 
 # Kiwi-derived terms are computed here, at build time, so the query path never loads Kiwi.
 # (They depend on the kiwipiepy version, which documents.json records.)
@@ -28,45 +31,53 @@ from ummaya.runtime.retrieve.analysis import ANALYZER_VERSION, kiwi_version, mor
 DOCUMENTS_PATH = "index/documents.json"
 DOCUMENTS_FORMAT = 1
 
-# Fixed bilingual glosses: words a citizen uses for the *kind* of action, not for any one adapter.
-PRIMITIVE_GLOSS: dict[str, dict[str, str]] = {
-    "locate": {"ko": "위치 주소 좌표 장소 찾기", "en": "locate address coordinates place"},
-    "find": {"ko": "찾기 조회 검색 정보", "en": "find look up search information"},
-    "check": {"ko": "확인 인증 자격 조회 본인", "en": "check verify eligibility identity"},
-    "send": {"ko": "신고 신청 납부 제출 접수", "en": "report apply pay submit file"},
-}
-TIER_GLOSS: dict[str, dict[str, str]] = {
-    "live": {"ko": "실시간", "en": "live real-time"},
-    "mock": {"ko": "모의", "en": "simulated"},
-    "handoff": {"ko": "안내 창구 방문", "en": "official channel guidance"},
-}
-# Domain codes are short English words; a Korean gloss lets Korean requests match them too.
-# Unknown domains still index their code.
-DOMAIN_GLOSS: dict[str, str] = {
-    "health": "건강 의료 병원",
-    "medical": "의료 병원",
-    "emergency": "응급",
-    "weather": "날씨 기상",
-    "environment": "환경 대기",
-    "air": "대기 공기",
-    "traffic": "교통",
-    "transport": "교통 대중교통",
-    "transit": "대중교통",
-    "mobility": "교통 이동",
-    "safety": "안전",
-    "welfare": "복지",
-    "tax": "세금 세무",
-    "identity": "신분 본인",
-    "civil": "민원",
-    "civil_affairs": "민원",
-    "location": "위치 주소",
-    "geo": "위치 지도",
-    "address": "주소",
-    "drug": "약 의약품",
-    "finance": "금융",
-    "privacy": "개인정보",
-    "data": "데이터",
-}
+# Glosses: words a citizen uses for the *kind* of service, not for any one adapter — Korean words
+# for a domain code (registry/_vocab/domains.yaml, a word class per code) and bilingual words for
+# a primitive and a tier (primitives.yaml, tiers.yaml: classes <code>_ko / <code>_en). All are
+# registry data; a code with no entry indexes the code itself.
+DOMAIN_VOCABULARY = "domains"
+PRIMITIVE_VOCABULARY = "primitives"
+TIER_VOCABULARY = "tiers"
+
+
+class Glosses(dict):
+    """``{domain code: Korean words}`` (what :func:`emit_index` always took as ``domains``), with the
+    primitive and tier glosses beside it: ``primitive[code]`` / ``tier[code]`` = ``{"ko", "en"}``."""
+
+    def __init__(self, domains: Mapping[str, str] = (), primitive: Mapping[str, dict[str, str]] | None = None,
+                 tier: Mapping[str, dict[str, str]] | None = None):
+        super().__init__(domains)
+        self.primitive = dict(primitive or {})
+        self.tier = dict(tier or {})
+
+
+def _bilingual(words: Mapping[str, list[str]]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for cls, ws in sorted(words.items()):
+        code, _, lang = cls.rpartition("_")
+        if code and lang in ("ko", "en"):
+            out.setdefault(code, {"ko": code, "en": code})[lang] = " ".join(ws)
+    return out
+
+
+def domain_glosses(understanding: Any) -> Glosses:
+    """The glosses of the loaded registry's ``domains``, ``primitives`` and ``tiers`` vocabularies."""
+    vocabs = understanding.vocabs if understanding is not None else {}
+
+    def words(name: str) -> dict[str, list[str]]:
+        vf = vocabs.get(name)
+        return dict(vf.words or {}) if vf is not None else {}
+
+    return Glosses({code: " ".join(ws) for code, ws in sorted(words(DOMAIN_VOCABULARY).items())},
+                   _bilingual(words(PRIMITIVE_VOCABULARY)), _bilingual(words(TIER_VOCABULARY)))
+
+
+def registry_domains(root: Path) -> Glosses:
+    """:func:`domain_glosses` of the registry under ``root`` (benchmarks and tools that build an
+    index outside ``ummaya build``)."""
+    from .understand import load_understanding
+
+    return domain_glosses(load_understanding(root)[0])
 
 
 def _required_slots(m: Manifest) -> list[str]:
@@ -79,11 +90,12 @@ def _required_slots(m: Manifest) -> list[str]:
     return out
 
 
-def document(m: Manifest) -> dict[str, Any]:
-    """The index document of one adapter (plain JSON types only)."""
-    prim = PRIMITIVE_GLOSS.get(m.primitive, {"ko": m.primitive, "en": m.primitive})
-    tier = TIER_GLOSS.get(m.tier, {"ko": m.tier, "en": m.tier})
-    domain_ko = DOMAIN_GLOSS.get(m.domain, "")
+def document(m: Manifest, domains: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The index document of one adapter (plain JSON types only); ``domains``: the Korean gloss
+    of each domain code (:func:`domain_glosses`)."""
+    prim = getattr(domains, "primitive", {}).get(m.primitive, {"ko": m.primitive, "en": m.primitive})
+    tier = getattr(domains, "tier", {}).get(m.tier, {"ko": m.tier, "en": m.tier})
+    domain_ko = (domains or {}).get(m.domain, "")
     text = {
         "ko": {
             "title": m.title.ko,
@@ -117,11 +129,24 @@ def document(m: Manifest) -> dict[str, Any]:
         "requires": list(m.requires),
         "provides": list(m.provides),
         "input_slots": _required_slots(m),
+        "service_words": _service_words(m),
         "negative_examples": [
             {"text": n.text, "belongs_to": n.belongs_to} for n in m.negative_examples
         ],
         "text": text,
     }
+
+
+def _service_words(m: Manifest) -> list[str]:
+    """The words that name the adapter's service: its declared ``service_words``, else those derived
+    from its hints and title (model/service_words.py). The intents' generic words are not taken
+    out here (they are guidance data the index does not read), so the list names a little more
+    than the engine's scope check does: the retriever only refuses a request that names none."""
+    declared = m.service_words
+    if declared.ko or declared.en:
+        return sorted({w.lower() for w in (*declared.ko, *declared.en)})
+    derived = derive_service_words(m.search_hints.ko, m.search_hints.en, m.title.ko, m.title.en, ())
+    return sorted({*derived["ko"], *derived["en"]})
 
 
 TEXT_FIELDS = ("title", "summary", "hints", "examples", "agency", "domain", "primitive", "tier")
@@ -167,10 +192,11 @@ def documents_bytes(docs: Iterable[dict[str, Any]]) -> bytes:
     return (json.dumps(body, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
 
-def emit_index(manifests: list[Manifest]) -> dict[str, bytes]:
-    """``{"index/documents.json": bytes}`` — pure, deterministic, no network, no Whoosh."""
+def emit_index(manifests: list[Manifest], domains: Mapping[str, str] | None = None) -> dict[str, bytes]:
+    """``{"index/documents.json": bytes}`` — pure, deterministic, no network, no Whoosh.
+    ``domains``: Korean glosses of the domain codes (:func:`domain_glosses` of the registry)."""
     ids = [m.id for m in manifests]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
         raise ValueError(f"duplicate adapter ids: {', '.join(dupes)}")
-    return {DOCUMENTS_PATH: documents_bytes(document(m) for m in manifests)}
+    return {DOCUMENTS_PATH: documents_bytes(document(m, domains) for m in manifests)}

@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 
 from .emit_lock import flatten_fields
-from .manifest import Manifest
+from ummaya.model.manifest import Manifest
 from .provenance import share_text
 
 LLMS_DIR = "llms"
@@ -48,7 +48,8 @@ Every adapter is one of four primitives — {% for key, _, blurb in primitives %
 {% endfor %}
 ## Optional
 
-- [llms-full.txt](llms-full.txt): this index followed by every adapter page, in one file
+- [slots.md](slots.md): the slot types an input or output field may declare with x-slot (class, carried, personal, derived, reader, vocabulary)
+- [llms-full.txt](llms-full.txt): this index followed by every adapter page and the slot types, in one file
 - [manifest.schema.json](../generated/manifest.schema.json): JSON Schema (draft 2020-12) of an adapter manifest
 - [catalog.json](../generated/catalog.json): every manifest with its upstream profile merged, as the runtime loads it
 """)
@@ -196,11 +197,35 @@ def _tidy(text: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-def emit_llms(manifests: list[Manifest]) -> dict[str, bytes]:
+SLOTS = _ENV.from_string("""\
+# Slot types
+
+> What an `x-slot` on an adapter's input or output field means. Declared once in `registry/_slots/*.yaml`; the engine's shared readers fill input fields from a citizen's request with them, and output fields declaring one provide it to later calls and to the session.
+
+Columns: **class** (what kind of value), **carried** (kept for the next turn), **personal** (personal data: never carried or stored, sent only to a consented protected adapter), **derived** (the citizen does not say it: an earlier adapter's output, the session or an official code table supplies it), **reader** and **vocabulary** (how a request is read for it).
+
+| slot | class | carried | personal | derived | reader | vocabulary | meaning |
+|---|---|---|---|---|---|---|---|
+{% for name, s in slots %}
+| `{{ name }}` | {{ s.class_ }} | {{ 'yes' if s.carried else '' }} | {{ 'yes' if s.personal else '' }} | {{ 'yes' if s.derived else '' }} | {{ s.reader or '' }} | {{ s.vocabulary or '' }} | {{ s.description|cell }} |
+{% endfor %}
+""")
+
+
+def render_slots(table) -> bytes:
+    return _tidy(SLOTS.render(slots=sorted(table.slots.items()))).encode("utf-8")
+
+
+def emit_llms(manifests: list[Manifest], table=None) -> dict[str, bytes]:
     ordered = sorted(manifests, key=lambda m: m.id)
     pages = {m.id: render_page(m) for m in ordered}
     index = render_index(ordered)
+    slots = render_slots(table) if table is not None else b""
     full = index + "".join("\n---\n\n" + pages[i].decode("utf-8") for i in pages)
+    if slots:
+        full += "\n---\n\n" + slots.decode("utf-8")
     out = {f"{LLMS_DIR}/llms.txt": index.encode("utf-8"), f"{LLMS_DIR}/llms-full.txt": full.encode("utf-8")}
+    if slots:
+        out[f"{LLMS_DIR}/slots.md"] = slots
     out.update({f"{LLMS_DIR}/adapters/{i}.md": page for i, page in pages.items()})
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the no-op rebuild path imports this module and must not pay for pydantic
-    from .manifest import Manifest
+    from ummaya.model.manifest import Manifest
 
 SCENARIOS_DIR = "scenarios"  # codegen.loader.SCENARIOS_DIR
 

@@ -16,19 +16,19 @@ def registries() -> dict[str, Any]:
     return discover()
 
 
-def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None) -> list[Problem]:
+def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None, slots: Any = None) -> list[Problem]:
+    """Every name the manifest uses is declared: x-slot types (input and output fields, requires,
+    provides) in the registry's slot table (registry/_slots/), resolvers, transforms and
+    post-processors in the runtime's registries."""
     from ummaya.runtime.dispatch.resolvers import resolver_expressions
 
-    from .manifest import FieldMap, slot_types
+    from ummaya.model.manifest import FieldMap
 
     regs = regs or registries()
     m, src = lm.manifest, lm.source
     problems: list[Problem] = []
-    known_slots = slot_types()
-    for name, prop in (m.input_schema.get("properties") or {}).items():
-        slot = prop.get("x-slot") if isinstance(prop, dict) else None
-        if slot is not None and slot not in known_slots:
-            problems.append(Problem(src.rel, src.line_of(("input_schema", "properties", name, "x-slot")), f"input_schema.properties.{name}: unknown x-slot '{slot}' (registered: {', '.join(sorted(known_slots))}; a new one is a @slot_extractor in runtime/plan/extractors.py)"))
+    if slots is not None:
+        problems += check_slot_names(lm, slots)
     up = m.upstream
     if up is None:
         return problems
@@ -50,7 +50,7 @@ def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None) -> 
 # x- keys an input field may carry, for the published schema: what each does, with an example.
 X_KEYS: dict[str, dict[str, Any]] = {
     "x-slot": {
-        "description": "The slot type the planner fills this field with (one registered extractor per type, shared by every adapter). coordinates, latitude, longitude, region_code, city_code and node_id come only from an earlier adapter's output (a locate adapter's provides, or a lookup).",
+        "description": "The slot type of this field (declared in registry/_slots/*.yaml): on an input field, how the planner fills it (the slot's shared reader and vocabulary); on an output field, the slot this field provides to later calls and to the session. A derived slot type comes from an earlier adapter's output (a locate adapter's provides), the session or an official code table, never from a guess.",
         "examples": ["place", "date", "year", "month"],
     },
     "x-format": {
@@ -67,14 +67,41 @@ X_KEYS: dict[str, dict[str, Any]] = {
         "examples": [[0, 2], [0, 5]],
     },
     "x-day": {
-        "description": "On an output row field (yyyymmdd): the day the row is about. The answer keeps only the rows of the day the citizen asked for (내일, 모레, a weekday, 주말) and says so plainly when the data does not cover it (runtime/turn/days.py).",
+        "description": "On an output row field: the day the row is about (yyyymmdd, or yyyy-mm-dd with x-format beside it). The answer keeps only the rows of the day the citizen asked for (내일, 모레, a weekday, 주말) and says so plainly when the data does not cover it; with no day asked, a month the request names (「5월에」) keeps that month's rows (runtime/turn/days.py).",
         "type": "boolean",
         "examples": [True],
+    },
+    "x-name": {
+        "description": "On an output row field: the row's own name (a holiday's 「추석」). When the request says one of the rows' names, the answer keeps those rows (「추석 연휴 언제야」 → 추석 only).",
+        "type": "boolean",
+        "examples": [True],
+    },
+    "x-datetime": {
+        "description": "On an output field: a moment of the data itself — when it was measured or issued, or the day a forecast row is for — written in this format. Mock moves every such field by whole days from the fixture's as_of (else recorded_on) to today, keeping everything else as recorded, and says so once in its label (runtime/dispatch/calendar.py). Never on a calendar fact such as a holiday's date. The fixtures of an adapter that declares one must say their as_of.",
+        "enum": ["yyyymmdd", "yyyy-mm-dd", "yyyymmddhhmm", "yyyymmddhhmmss", "yyyy-mm-dd hh:mm", "iso8601"],
+        "examples": ["yyyymmdd", "iso8601"],
     },
     "x-hour": {
         "description": "On an output row field (hhmm) beside an x-day field: the hour the row is about, used to name the span the data covers.",
         "type": "boolean",
         "examples": [True],
+    },
+    "x-display": {
+        "description": "On an output string field: how the engine shows upstream text (runtime/turn/display.py) — shape name (one line, no phone number, link or second sentence), line (one line) or text (line breaks kept), clipped to max characters (defaults: name 80, line 200, text 1000). A field without it is a line. Text that claims a completion or consent, or asks for personal data, is never shown.",
+        "type": "object",
+        "properties": {"shape": {"enum": ["name", "line", "text"]}, "max": {"type": "integer", "minimum": 1, "maximum": 5000}},
+        "additionalProperties": False,
+        "examples": [{"shape": "name", "max": 80}],
+    },
+    "x-personal": {
+        "description": "A personal value (input or output field) besides those whose x-slot already is one (person_name, birth_date, phone …): argument provenance applies to it as an input, and stored traces mask it wherever it occurs (runtime/store/retention.py).",
+        "type": "boolean",
+        "examples": [True],
+    },
+    "x-trace": {
+        "description": "What stored traces keep of this personal field's value, as the consent notice promises: masked (the default for a personal field) or none — a turn that handled it keeps no raw text at all.",
+        "enum": ["masked", "none"],
+        "examples": ["none"],
     },
     "x-enum-labels": {
         "description": "Code → the label citizens say, for an enum field the planner matches by label (e.g. a specialty code).",
@@ -85,12 +112,62 @@ X_KEYS: dict[str, dict[str, Any]] = {
 }
 
 
-def document_x_keys(schema: dict[str, Any]) -> dict[str, Any]:
-    """The manifest JSON Schema with every input-field ``x-`` key described (and the registered
-    names listed), so an editor validating a manifest knows them."""
-    from ummaya.runtime.dispatch.resolvers import RESOLVERS
+def _slot_help(slots: Any) -> str:
+    return ", ".join(sorted(slots.slots)) if slots is not None and slots.slots else "none declared"
 
-    from .manifest import slot_types
+
+def _x_slots(schema: Any, path: tuple) -> list[tuple[tuple, str]]:
+    """(location, slot) of every ``x-slot`` in a JSON Schema (nested properties and items too)."""
+    out: list[tuple[tuple, str]] = []
+    if isinstance(schema, dict):
+        if isinstance(schema.get("x-slot"), str):
+            out.append(((*path, "x-slot"), schema["x-slot"]))
+        for key in ("properties", "items", "anyOf", "oneOf", "allOf", "$defs"):
+            sub = schema.get(key)
+            if isinstance(sub, dict):
+                if key in ("properties", "$defs"):
+                    for name, prop in sub.items():
+                        out += _x_slots(prop, (*path, key, name))
+                else:
+                    out += _x_slots(sub, (*path, key))
+            elif isinstance(sub, list):
+                for i, prop in enumerate(sub):
+                    out += _x_slots(prop, (*path, key, i))
+    return out
+
+
+def output_slots(m: Any) -> set[str]:
+    """The slot types the adapter's output fields declare (what its ``provides`` can rest on)."""
+    return {slot for _loc, slot in _x_slots(m.output_schema, ("output_schema",))}
+
+
+def check_slot_names(lm: LoadedManifest, slots: Any) -> list[Problem]:
+    """x-slot (input and output), requires and provides name declared slot types, and what an
+    adapter provides is what its own output fields declare (x-slot), never a table of field names."""
+    m, src = lm.manifest, lm.source
+    problems: list[Problem] = []
+    declared = set(slots.slots)
+    for schema_key in ("input_schema", "output_schema"):
+        for loc, slot in _x_slots(getattr(m, schema_key), (schema_key,)):
+            if slot not in declared:
+                where = ".".join(str(p) for p in loc[:-1])
+                problems.append(Problem(src.rel, src.line_of(loc), f"{where}: undeclared slot type '{slot}' in x-slot (declared in registry/_slots/: {_slot_help(slots)}; a new one is a YAML entry there, docs/CONTRIBUTING.md)"))
+    for key in ("requires", "provides"):
+        for i, slot in enumerate(getattr(m, key)):
+            if slot not in declared:
+                problems.append(Problem(src.rel, src.line_of((key, i)), f"{key}.{i}: undeclared slot type '{slot}' (declared in registry/_slots/: {_slot_help(slots)})"))
+    have = output_slots(m)
+    for i, slot in enumerate(m.provides):
+        parts = set(slots.slots[slot].parts) if slot in slots.slots else set()
+        if slot in declared and slot not in have and not (parts and parts <= have):
+            problems.append(Problem(src.rel, src.line_of(("provides", i)), f"provides.{i}: '{slot}' is not declared by any output field (add x-slot: {slot} to the output field that carries it)"))
+    return problems
+
+
+def document_x_keys(schema: dict[str, Any], slots: Any = None) -> dict[str, Any]:
+    """The manifest JSON Schema with every input-field ``x-`` key described (the declared slot
+    types and registered names listed), so an editor validating a manifest knows them."""
+    from ummaya.runtime.dispatch.resolvers import RESOLVERS
 
     regs = registries()
     field_def: dict[str, Any] = {
@@ -100,8 +177,11 @@ def document_x_keys(schema: dict[str, Any]) -> dict[str, Any]:
         "additionalProperties": True,
     }
     slot = field_def["properties"]["x-slot"]
-    slot["enum"] = sorted(slot_types())
-    slot["description"] += " Registered: " + " ".join(f"{n}: {regs['slot extractor'].meta(n)['doc']}" for n in regs["slot extractor"])
+    if slots is not None:
+        slot["enum"] = sorted(slots.slots)
+        slot["description"] += " Declared (registry/_slots/): " + " ".join(
+            f"{n} ({s.class_}{', derived' if s.derived else ''}{', personal' if s.personal else ''}{', carried' if s.carried else ''}): {s.description}"
+            for n, s in sorted(slots.slots.items()))
     defs = schema.setdefault("$defs", {})
     defs["InputField"] = field_def
     props = schema.get("properties", {})

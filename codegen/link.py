@@ -26,20 +26,15 @@ except ImportError:  # optional speed-up; jsonschema alone gives the same answer
 
 from .extensions import check_extensions, registries
 from .loader import LoadedManifest, Problem, Registry, manifest_paths
-from .manifest import SLOT_TYPES
 from .provenance import check_provenance
 from .resolve import UnknownProfile, resolve_manifest
 from .response_fields import check_response_fields
 from .schema_keywords import check_schema_keywords
 from .templates import check_templates
+from .url_checks import registry_url_problems
 
-# Slot types the planner extracts from the request text itself (one shared extractor per type).
-# The rest are filled only by an earlier call: coordinates come from a `locate` adapter's
-# `provides`; codes and ids (region_code, city_code, node_id) from a locate adapter or a lookup.
-DERIVED_SLOTS = frozenset({"coordinates", "latitude", "longitude", "region_code", "city_code", "node_id"})
-TEXT_SLOTS = frozenset(SLOT_TYPES) - DERIVED_SLOTS
-# A locate adapter that provides coordinates fills both halves, and the halves together fill it.
-_COORD_PARTS = frozenset({"latitude", "longitude"})
+# Which slot types are derived (filled only by an earlier call, the session or a code table, never
+# read from the request as such) is the slot table's to say: registry/_slots/*.yaml, `derived`.
 
 ParseFixture = Callable[..., Any]
 
@@ -72,14 +67,100 @@ def load_parser() -> tuple[ParseFixture | None, str | None]:
     return parse_fixture, None
 
 
-def provided_slots(manifests: list[LoadedManifest]) -> set[str]:
+def check_plain_http(lm: LoadedManifest, resolved) -> list[Problem]:
+    """A credential never travels over plain http: an upstream (or a step) whose host is http://
+    and whose resolved auth sends a key is refused; such a catalog row is skipped, not called."""
+    up = resolved.upstream
+    if up is None or not up.callable:
+        return []
+    out = []
+    targets = [(("upstream", "base_url"), "upstream", up.base_url, up.auth)]
+    targets += [(("upstream", "steps", i), f"upstream.steps.{i} ({st.id})", st.base_url, st.auth) for i, st in enumerate(up.steps)]
+    for loc, label, base, auth in targets:
+        if base and base.lower().startswith("http://") and auth is not None and auth.style != "none":
+            line = lm.source.line_of(loc) or lm.source.line_of(("upstream",))
+            out.append(Problem(lm.source.rel, line, f"{label}: {base} is plain http and the {auth.style} auth would send a credential over it; a credential never leaves over http — skip the row or use the service's https host"))
+    return out
+
+
+def check_declared_inputs(lm: LoadedManifest) -> list[Problem]:
+    """Every input field an upstream declaration names (filters, window bounds, steps, the
+    after-call match/nearest/limit, POST body) is a property of input_schema; every coordinate
+    system is one pyproj knows."""
+    m, src = lm.manifest, lm.source
+    up = m.upstream
+    if up is None:
+        return []
+    props = set((m.input_schema.get("properties") or {}))
+    picked = {name for st in up.chain() for name in st.pick}
+    out: list[Problem] = []
+
+    def need(name, loc, what):
+        if name is not None and name not in props and name not in picked:
+            out.append(Problem(src.rel, src.line_of(loc) or src.line_of(("upstream",)), f"{what}: input field '{name}' is not in input_schema.properties"))
+
+    for i, f in enumerate(up.filters):
+        for name in f.inputs:
+            need(name, ("upstream", "filters", i, "input"), f"upstream.filters.{i}.input")
+    if up.window is not None:
+        need(up.window.start_input, ("upstream", "window", "start_input"), "upstream.window.start_input")
+        need(up.window.end_input, ("upstream", "window", "end_input"), "upstream.window.end_input")
+    for key, name in up.json_params.items():
+        need(name, ("upstream", "json_params", key), f"upstream.json_params.{key}")
+    if up.project_params is not None:
+        need(up.project_params.latitude, ("upstream", "project_params"), "upstream.project_params.latitude")
+        need(up.project_params.longitude, ("upstream", "project_params"), "upstream.project_params.longitude")
+    for i, st in enumerate(up.steps):
+        base = ("upstream", "steps", i)
+        for k, name in st.params.items():
+            need(name, (*base, "params", k), f"upstream.steps.{i}.params.{k}")
+        for j, f in enumerate(st.filters):
+            for name in f.inputs:
+                need(name, (*base, "filters", j, "input"), f"upstream.steps.{i}.filters.{j}.input")
+        for name in st.when_missing or []:
+            need(name, (*base, "when_missing"), f"upstream.steps.{i}.when_missing")
+        if st.match is not None:
+            need(st.match.input, (*base, "match", "input"), f"upstream.steps.{i}.match.input")
+    if up.after is not None:
+        for i, rule in enumerate(up.after.match):
+            need(rule.input, ("upstream", "after", "match", i, "input"), f"upstream.after.match.{i}.input")
+        if up.after.nearest is not None:
+            need(up.after.nearest.latitude, ("upstream", "after", "nearest"), "upstream.after.nearest.latitude")
+            need(up.after.nearest.longitude, ("upstream", "after", "nearest"), "upstream.after.nearest.longitude")
+        if isinstance(up.after.limit, str):
+            need(up.after.limit, ("upstream", "after", "limit"), "upstream.after.limit")
+    for loc, crs in ((("upstream", "coordinates", "crs"), up.coordinates.crs if up.coordinates else None),
+                     (("upstream", "project_params", "crs"), up.project_params.crs if up.project_params else None)):
+        if crs is not None and not _known_crs(crs):
+            out.append(Problem(src.rel, src.line_of(loc) or src.line_of(("upstream",)), f"{'.'.join(map(str, loc))}: pyproj does not know the coordinate system '{crs}'"))
+    return out
+
+
+def _known_crs(code: str) -> bool:
+    try:
+        from pyproj import CRS
+        from pyproj.exceptions import CRSError
+    except ImportError:  # pragma: no cover - a dependency
+        return True
+    try:
+        CRS.from_user_input(code)
+    except CRSError:
+        return False
+    return True
+
+
+def provided_slots(manifests: list[LoadedManifest], table=None) -> set[str]:
+    """Every slot some adapter provides; a whole (coordinates) provides its parts (latitude,
+    longitude) and the parts together provide the whole, as the slot table declares them."""
     slots: set[str] = set()
     for lm in manifests:
         slots.update(lm.manifest.provides)
-    if "coordinates" in slots:
-        slots |= _COORD_PARTS
-    if _COORD_PARTS <= slots:
-        slots.add("coordinates")
+    if table is not None:
+        for name, st in table.slots.items():
+            if st.parts and name in slots:
+                slots |= set(st.parts)
+            if st.parts and set(st.parts) <= slots:
+                slots.add(name)
     return slots
 
 
@@ -215,7 +296,7 @@ def _checker_hash(parse: ParseFixture | None) -> str:
     """What decides a fixture check besides the adapter's own files: this module, the dispatcher
     package (the parser) and the validators' versions."""
     here = Path(__file__).resolve()
-    files = [here, here.with_name("templates.py")]
+    files = [here, *(here.with_name(n) for n in ("templates.py", "response_fields.py", "provenance.py", "resolve.py"))]
     if parse is not None:
         module = sys.modules.get(getattr(parse, "__module__", "") or "")
         origin = getattr(module, "__file__", None)
@@ -284,6 +365,12 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
             result.notes.append(f"fixtures not parsed through the adapters' parsers: {why} (check skipped)")
     checker = _checker_hash(parse) if cache is not None else None
     regs = registries()
+    understanding = registry.understanding
+    table = understanding.table() if understanding is not None else None
+    if understanding is not None:
+        from .understand import check_understanding
+
+        result.problems += check_understanding(understanding, frozenset(regs["slot reader"]))
     result.parser_available = parse is not None
     manifests = registry.manifests
 
@@ -299,7 +386,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
     # A manifest that failed to load still declares its id (file name = id): pointing at it is not
     # a second problem, the load error already is one.
     declared = set(by_id) | {p.stem for p in manifest_paths(registry.root)}
-    provided = provided_slots(manifests)
+    provided = provided_slots(manifests, table)
     # Same for `requires`: the provider may be the manifest that did not load.
     unloaded = declared - set(by_id)
     if unloaded:
@@ -313,20 +400,29 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
         else:
             try:
                 resolved = resolve_manifest(m, registry.profiles)
-            except UnknownProfile:  # pragma: no cover - guarded above
+            except UnknownProfile as exc:  # a step's profile (the main one is guarded above)
+                i = next((i for i, st in enumerate(m.upstream.steps) if st.profile == exc.args[0]), 0) if m.upstream else 0
+                known = ", ".join(sorted(registry.profiles)) or "none"
+                result.problems.append(Problem(src.rel, src.line_of(("upstream", "steps", i, "profile")), f"upstream.steps.{i}.profile: unknown profile '{exc.args[0]}' (known: {known})"))
                 resolved = None
+        if resolved is not None:
+            result.problems += check_plain_http(lm, resolved)
         for i, slot in enumerate(m.requires):
-            if not unloaded and slot not in provided and slot in DERIVED_SLOTS:
+            declared_slot = table.get(slot) if table is not None else None
+            if not unloaded and slot not in provided and declared_slot is not None and declared_slot.derived:
                 result.problems.append(Problem(src.rel, src.line_of(("requires", i)), f"requires: no adapter provides slot '{slot}' and the planner cannot take it from the request text"))
         for i, neg in enumerate(m.negative_examples):
             if neg.belongs_to is not None and neg.belongs_to not in declared:
                 result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
         # Names of registered extension functions (x-slot, derived_params, transform, postprocess).
-        result.problems += check_extensions(lm, regs)
+        result.problems += check_extensions(lm, regs, table)
+        result.problems += check_declared_inputs(lm)
         result.problems += check_schema_keywords(lm)
         problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
         result.problems += problems
         if parse is not None:
             result.parsed[lm.id] = parsed
+    # Where requests and keys may go: public https hosts, credentials bound to profiles (issue 19).
+    result.problems += registry_url_problems(registry)
     result.problems.sort()
     return result

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from .containment import UnsafeFile, bad_relative_name, inside, read_regular, unreadable
 from .emit_cache import write_atomic
-from .manifest import Manifest, Profile
+from ummaya.model.manifest import Manifest, Profile
 from .safe_yaml import MAX_NODES, MAX_YAML_BYTES, YamlLimit, check_events, check_flow_depth, check_tree, node_bound
 
 PROFILES_DIR = "_profiles"
@@ -83,6 +83,8 @@ class Registry:
     manifests: list[LoadedManifest]
     profiles: dict[str, Profile]
     profile_sources: dict[str, Located]
+    # Slot types and vocabularies (registry/_slots/, registry/_vocab/): codegen/understand.py.
+    understanding: Any = None
 
     def by_id(self) -> dict[str, LoadedManifest]:
         return {m.id: m for m in self.manifests}
@@ -306,7 +308,8 @@ def manifest_paths(root: Path) -> list[Path]:
     out = []
     for p in sorted(reg.rglob("*.yaml")):
         parts = p.relative_to(reg).parts
-        if parts[0] in (PROFILES_DIR, SCENARIOS_DIR) or FIXTURES_DIR in parts:
+        # registry/_<kind>/ folders hold shared data (profiles, channels, emergencies …), not manifests.
+        if parts[0].startswith("_") or parts[0] == SCENARIOS_DIR or FIXTURES_DIR in parts:
             continue
         out.append(p)
     return out
@@ -363,7 +366,11 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
         if not errs:  # never handed on: link and the emitters would read (and copy) the file
             manifests.append(lm)
     manifests.sort(key=lambda lm: lm.id)
-    return Registry(root, manifests, profiles, profile_sources), problems
+    from .understand import load_understanding
+
+    understanding, errs = load_understanding(root, cache)
+    problems += errs
+    return Registry(root, manifests, profiles, profile_sources, understanding), problems
 
 
 def _fixture_path_problems(lm: LoadedManifest, registry: Path) -> list[Problem]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .loader import LoadedManifest, Problem
-from .manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 SOURCES = ("recorded", "documented", "synthetic")
 

@@ -6,7 +6,7 @@ the merged result, so the runtime never needs registry/ or the profile files.
 
 from __future__ import annotations
 
-from .manifest import Envelope, Manifest, Profile, ResponseFields, Upstream
+from ummaya.model.manifest import Envelope, Manifest, Profile, ResponseFields, Step, Upstream
 
 # Envelope fields that describe where a *shape* keeps things: inherited only when the manifest's
 # envelope is of the profile's kind. The taxonomy (code lists, error rules) is inherited always —
@@ -44,13 +44,31 @@ class UnknownProfile(KeyError):
     pass
 
 
+def credential_binding(upstream: Upstream, prof: Profile | None) -> dict[str, list[str]]:
+    """Each credential of the profile -> the profile's hosts: the only places the dispatcher will
+    send it (runtime/dispatch/binding.py). Only the profile binds: a manifest without one, or
+    naming a credential its profile does not declare, binds nothing, and so sends no key."""
+    if prof is None:
+        return {}
+    hosts = prof.bound_hosts()
+    return {name: list(hosts) for name in prof.credentials()} if hosts else {}
+
+
 def resolve_upstream(upstream: Upstream, profiles: dict[str, Profile]) -> Upstream:
     if upstream.profile is None:
-        return upstream
+        if not upstream.steps:
+            if upstream.credential_hosts:  # never a manifest's to declare (link reports it)
+                return upstream.model_copy(update={"credential_hosts": {}})
+            return upstream
+        merged = upstream.model_copy(deep=True)
+        merged.steps = [resolve_step(step, merged, profiles) for step in upstream.steps]
+        merged.credential_hosts = step_bindings(upstream, profiles)
+        return merged
     if upstream.profile not in profiles:
         raise UnknownProfile(upstream.profile)
     prof = profiles[upstream.profile]
     merged = upstream.model_copy(deep=True)
+    merged.credential_hosts = credential_binding(upstream, prof)
     merged.base_url = upstream.base_url or prof.base_url
     merged.auth = upstream.auth or prof.auth
     merged.envelope = merge_envelope(upstream.envelope, prof.envelope)
@@ -65,7 +83,53 @@ def resolve_upstream(upstream: Upstream, profiles: dict[str, Profile]) -> Upstre
         if upstream.rate_limit_per_s is not None
         else prof.rate_limit_per_s
     )
+    merged.quota = upstream.quota or prof.quota
+    merged.steps = [resolve_step(step, merged, profiles) for step in upstream.steps]
+    merged.credential_hosts = {**step_bindings(upstream, profiles), **merged.credential_hosts}
     return merged
+
+
+def step_bindings(upstream: Upstream, profiles: dict[str, Profile]) -> dict[str, list[str]]:
+    """A step on another profile (JUSO before the building register) sends that profile's key:
+    bound, like the main one, to that profile's hosts only — and only when the step goes to one of
+    them (a step with its own base_url elsewhere binds nothing)."""
+    from urllib.parse import urlsplit
+
+    out: dict[str, list[str]] = {}
+    for step in upstream.steps:
+        if step.profile is None or step.profile not in profiles:
+            continue
+        prof = profiles[step.profile]
+        if step.base_url and (urlsplit(step.base_url).hostname or "").lower() not in prof.bound_hosts():
+            continue
+        for name, hosts in credential_binding(upstream, prof).items():
+            out.setdefault(name, hosts)
+    return out
+
+
+def resolve_step(step: Step, main: Upstream, profiles: dict[str, Profile]) -> Step:
+    """A step names another profile (JUSO before the building register) or shares the main
+    request's host, key and envelope; either way the catalog carries it complete."""
+    out = step.model_copy(deep=True)
+    if step.profile is not None:
+        if step.profile not in profiles:
+            raise UnknownProfile(step.profile)
+        prof = profiles[step.profile]
+        out.base_url = step.base_url or prof.base_url
+        out.auth = step.auth or prof.auth
+        out.envelope = merge_envelope(step.envelope, prof.envelope)
+        if step.format_param is None:
+            out.format_param = dict(prof.format_param)
+        out.static_params = {**prof.static_params, **step.static_params}
+    else:
+        out.base_url = step.base_url or main.base_url
+        out.auth = step.auth or main.auth
+        out.envelope = merge_envelope(step.envelope, main.envelope)
+        if step.format_param is None:
+            out.format_param = dict(main.format_param or {})
+    if out.format is None:
+        out.format = main.format
+    return out
 
 
 def resolve_manifest(manifest: Manifest, profiles: dict[str, Profile]) -> Manifest:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .loader import LoadedManifest, Problem
-from .manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 # Fields a pivot post-processor keeps from the rows besides the category values.
 _PIVOT_KEEP = ("baseDate", "baseTime", "nx", "ny", "fcstDate", "fcstTime")
@@ -52,9 +52,18 @@ def check_response_fields(lm: LoadedManifest, resolved: Manifest | None) -> list
     record = set(doc.record)
     allowed = record | (set(doc.values) | set(_PIVOT_KEEP) if up.postprocess else set())
     problems: list[Problem] = []
+    computed = set()
+    if up.coordinates is not None:
+        computed |= {"$latitude", "$longitude"}
+    if up.after is not None and up.after.nearest is not None:
+        computed.add("$distance_km")
     for name, spec in up.fields.items():
         source = spec if isinstance(spec, str) else spec.source
         head = source.split(".", 1)[0]
+        if source.startswith("$"):
+            if source not in computed:
+                problems.append(Problem(src.rel, src.line_of(("upstream", "fields", name)), f"upstream.fields.{name}: '{source}' is computed only with {'upstream.after.nearest' if source == '$distance_km' else 'upstream.coordinates'} declared (computed values: $latitude, $longitude, $distance_km)"))
+            continue
         if head not in allowed:
             problems.append(
                 Problem(
@@ -77,7 +86,7 @@ def _fixture_problems(
     masked: set[str] = frozenset(),
 ) -> list[Problem]:
     try:
-        from ummaya.runtime.dispatch.envelopes import read_response, records_of
+        from ummaya.runtime.dispatch.envelopes import default_record_path, read_response, records_of
         from ummaya.runtime.dispatch.errors import UpstreamError
     except ImportError:  # the dispatcher is not there yet: nothing to read bodies with
         return []
@@ -91,7 +100,7 @@ def _fixture_problems(
         try:
             body = (lm.fixtures_dir / fx.response).read_bytes()
             parsed = read_response(up.envelope, fx.status, body)
-            records = records_of(parsed, up.record_path if up.record_path is not None else None)
+            records = records_of(parsed, up.record_path if up.record_path is not None else default_record_path(up.envelope))
         except (OSError, UpstreamError):
             continue  # reported by the fixture check itself
         label = f"fixtures.{i} ({fx.name})"

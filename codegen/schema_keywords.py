@@ -54,9 +54,34 @@ def unknown_keywords(schema: Any, loc: tuple[Any, ...] = ()) -> list[tuple[tuple
     return found
 
 
+def _display_problems(schema: Any, loc: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    """``x-display`` values that are not {shape: name|line|text, max: 1..5000}."""
+    if not isinstance(schema, dict):
+        return []
+    out: list[tuple[tuple[Any, ...], str]] = []
+    rule = schema.get("x-display")
+    if rule is not None:
+        ok = isinstance(rule, dict) and set(rule) <= {"shape", "max"} and rule.get("shape", "line") in ("name", "line", "text")
+        ok = ok and (("max" not in rule) or (isinstance(rule["max"], int) and not isinstance(rule["max"], bool) and 1 <= rule["max"] <= 5000))
+        if not ok:
+            out.append((loc + ("x-display",), "x-display must be {shape: name|line|text, max: 1..5000}"))
+    if "x-trace" in schema and schema["x-trace"] not in ("masked", "none"):
+        out.append((loc + ("x-trace",), "x-trace must be masked or none"))
+    for k in _ONE:
+        out += _display_problems(schema.get(k), loc + (k,))
+    for k in _MAP:
+        if isinstance(schema.get(k), dict):
+            for name, sub in schema[k].items():
+                out += _display_problems(sub, loc + (k, name))
+    return out
+
+
 def check_schema_keywords(lm: LoadedManifest) -> list[Problem]:
     m, src = lm.manifest, lm.source
     problems: list[Problem] = []
+    for loc, why in [*_display_problems(m.output_schema, ("output_schema",)),
+                     *_display_problems(m.input_schema, ("input_schema",))]:
+        problems.append(Problem(src.rel, src.line_of(loc), f"{'.'.join(map(str, loc))}: {why}"))
     for field in ("input_schema", "output_schema"):
         for loc, key in unknown_keywords(getattr(m, field), (field,)):
             where = ".".join(str(p) for p in loc[:-1])

@@ -1,25 +1,208 @@
 """Answer templates (a manifest's ``render.ko`` / ``render.en``): one environment for the build and
 the runtime, and the build's check that every template compiles and renders.
 
-Templates run in jinja2's sandbox (upstream text is data and can never reach Python) with
-``StrictUndefined`` (a misspelt variable is an error, never an empty string). The build compiles
-both languages and renders each against every fixture's ``expected`` output — the same full adapter
-output the runtime renders from — so a syntax error, an undefined variable or a filter that fails on
-real data is a ``path:line`` error naming the template, not an answer that silently falls back to a
-raw listing in front of a citizen.
+Templates run in jinja2's immutable sandbox (upstream text is data and can never reach Python;
+no template changes a list or dict it is given) with ``StrictUndefined`` (a misspelt variable is
+an error, never an empty string). The build compiles both languages and renders each against every
+fixture's ``expected`` output — the same full adapter output the runtime renders from — so a syntax
+error, an undefined variable or a filter that fails on real data is a ``path:line`` error naming
+the template, not an answer that silently falls back to a raw listing in front of a citizen.
+
+**A template runs under a budget**, at build time and at run time alike (issue 19 hole 5: nested
+``range(100000)`` loops kept ``ummaya build`` busy past 120 s). One render may take at most
+``MAX_RENDER_S`` seconds, ``MAX_STEPS`` loop iterations (every ``for``, nested ones counted
+together), build no string or list longer than ``MAX_VALUE`` (``*``, ``**``, ``+``, ``~``,
+``%``-formatting, ``center``/``indent``/``slice``/``format`` widths are checked before they
+allocate) and write at most ``MAX_OUTPUT`` characters. Past any of them the render stops with
+``TemplateBudget`` — in the build a ``path:line`` problem at the template line that ran over, at
+run time the plain listing (logged).
 """
 
 from __future__ import annotations
 
+import contextvars
+import math
+import re
+import time
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, TemplateSyntaxError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import StrictUndefined, Template, TemplateSyntaxError, nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 LANGUAGES = ("ko", "en")
 
-ENV = SandboxedEnvironment(autoescape=False, undefined=StrictUndefined)
+MAX_RENDER_S = 1.0       # wall time of one render
+MAX_STEPS = 20_000       # loop iterations per render (a fixture has tens of records)
+MAX_VALUE = 50_000       # characters (or items) of any string or list a template builds
+MAX_OUTPUT = 20_000      # characters of one rendered answer
+MAX_INT_BITS = 4_096     # integers a template computes (10**10**10 would never finish)
+
+
+class TemplateBudget(Exception):
+    """A render went over its budget (time, loop steps, value size or output size)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class _Budget:
+    __slots__ = ("deadline", "steps")
+
+    def __init__(self, seconds: float):
+        self.deadline = time.monotonic() + seconds
+        self.steps = 0
+
+    def tick(self, n: int = 1) -> None:
+        self.steps += n
+        if self.steps > MAX_STEPS:
+            raise TemplateBudget(f"more than {MAX_STEPS} loop iterations in one render")
+        if time.monotonic() > self.deadline:
+            raise TemplateBudget(f"rendering took longer than {MAX_RENDER_S:g} s")
+
+
+_CURRENT: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("ummaya_template_budget", default=None)
+
+
+def _budget() -> _Budget:
+    b = _CURRENT.get()
+    if b is None:  # a template rendered outside render(): still bounded
+        b = _Budget(MAX_RENDER_S)
+        _CURRENT.set(b)
+    return b
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, tuple, bytes)) else 0
+
+
+def _checked(value: Any, what: str) -> Any:
+    if _size(value) > MAX_VALUE:
+        raise TemplateBudget(f"{what} builds a value of {_size(value)} characters (limit {MAX_VALUE})")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        raise TemplateBudget(f"{what} builds an integer of {value.bit_length()} bits")
+    return value
+
+
+_WIDTH = re.compile(r"(\d{4,})")
+
+
+def _widths_ok(spec: Any, what: str) -> None:
+    """%-format and str.format specs: a width or precision past MAX_VALUE would allocate it."""
+    if isinstance(spec, str):
+        for m in _WIDTH.finditer(spec):
+            if int(m.group(1)) > MAX_VALUE:
+                raise TemplateBudget(f"{what}: a width of {m.group(1)} characters")
+
+
+class BudgetedEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox with every loop, size-changing operator and sizing filter on the budget."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%", "//"})
+
+    def call_binop(self, context: Any, op: str, left: Any, right: Any) -> Any:
+        _budget().tick(0)
+        if op == "*":
+            n = right if isinstance(right, int) else left if isinstance(left, int) else None
+            seq = left if _size(left) else right
+            if n is not None and _size(seq) * max(int(n), 0) > MAX_VALUE:
+                raise TemplateBudget(f"'*' would build {_size(seq) * int(n)} characters (limit {MAX_VALUE})")
+            if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                raise TemplateBudget("'*' would build an integer too large to print")
+        elif op == "**":
+            if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
+                if right * math.log2(abs(left)) > MAX_INT_BITS:
+                    raise TemplateBudget(f"'**' would build an integer of about {int(right * math.log2(abs(left)))} bits")
+        elif op == "%":
+            _widths_ok(left, "'%' formatting")
+        return _checked(super().call_binop(context, op, left, right), f"'{op}'")
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        _budget().tick(0)
+        if getattr(__obj, "__name__", "") in ("format", "format_map"):
+            # The sandbox hands templates a wrapper of str.format (functools.update_wrapper).
+            owner = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)
+            _widths_ok(owner, "str.format")
+        return _checked(ImmutableSandboxedEnvironment.call(__self, __context, __obj, *args, **kwargs), "a call")
+
+    def budget_iter(self, iterable: Any) -> Any:
+        """Every ``for`` loop iterates through this (wired in by ``_parse``)."""
+        b = _budget()
+        for item in iterable:
+            b.tick()
+            yield item
+
+    def budget_concat(self, value: Any) -> Any:
+        return _checked(value, "'~'")
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        tree = super()._parse(source, name, filename)
+        for loop in tree.find_all(nodes.For):
+            loop.iter = _env_call("budget_iter", loop.iter)
+        for concat in list(tree.find_all(nodes.Concat)):
+            _replace(tree, concat, _env_call("budget_concat", concat))
+        return tree
+
+
+def _env_call(name: str, arg: nodes.Expr) -> nodes.Call:
+    call = nodes.Call(nodes.EnvironmentAttribute(name), [arg], [], None, None)
+    return call.set_lineno(arg.lineno or 1)
+
+
+def _replace(tree: nodes.Node, old: nodes.Node, new: nodes.Node) -> None:
+    """Put ``new`` where ``old`` is, in whatever field of whichever parent holds it."""
+    for parent in tree.find_all(nodes.Node):
+        for field in parent.fields:
+            value = getattr(parent, field, None)
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list) and any(v is old for v in value):
+                setattr(parent, field, [new if v is old else v for v in value])
+                return
+
+
+def _sized_filter(name: str, *positions: int) -> Any:
+    """A jinja filter whose size arguments (by position after the value, or by keyword) are
+    checked before it runs."""
+    from jinja2 import filters
+
+    real = filters.FILTERS[name]
+    keywords = real.__code__.co_varnames[: real.__code__.co_argcount]
+    # truncate and wordwrap take the environment first (@pass_environment): the wrapper must carry
+    # the same marker, or jinja passes the value where the filter expects the environment.
+    passes = getattr(real, "jinja_pass_arg", None)
+    shift = 1 if passes is not None else 0
+
+    def sized(*args: Any, **kwargs: Any) -> Any:
+        _budget().tick(0)
+        for i in positions:
+            at = i + shift
+            value = args[at] if at < len(args) else kwargs.get(keywords[at])
+            if isinstance(value, int) and value > MAX_VALUE:
+                raise TemplateBudget(f"filter '{name}' asked for {value} (limit {MAX_VALUE})")
+        return _checked(real(*args, **kwargs), f"filter '{name}'")
+
+    if passes is not None:
+        sized.jinja_pass_arg = passes  # type: ignore[attr-defined]
+    return sized
+
+
+ENV = BudgetedEnvironment(autoescape=False, undefined=StrictUndefined)
+ENV.globals.pop("lipsum", None)  # generates text by the paragraph: nothing an answer needs
+for _name, _pos in (("center", (1,)), ("indent", (1,)), ("slice", (1,)), ("batch", (1,)),
+                    ("wordwrap", (1,)), ("truncate", (1,))):
+    ENV.filters[_name] = _sized_filter(_name, *_pos)
+_real_format = ENV.filters["format"]
+
+
+def _format(value: Any, *args: Any, **kwargs: Any) -> Any:
+    _widths_ok(value, "filter 'format'")
+    return _checked(_real_format(value, *args, **kwargs), "filter 'format'")
+
+
+ENV.filters["format"] = _format
 
 
 @lru_cache(maxsize=1024)
@@ -36,8 +219,22 @@ def has_content(output: dict[str, Any] | None) -> bool:
     return bool(items) if isinstance(items, list) else bool(output)
 
 
-def render(source: str, output: dict[str, Any]) -> str:
-    return compile_template(source).render(**output).strip()
+def render(source: str, output: dict[str, Any], *, seconds: float = MAX_RENDER_S) -> str:
+    """The template rendered against ``output``, within the budget (``TemplateBudget`` past it)."""
+    template = compile_template(source)
+    token = _CURRENT.set(_Budget(seconds))
+    try:
+        parts: list[str] = []
+        size = 0
+        for piece in template.generate(**output):
+            size += len(piece)
+            if size > MAX_OUTPUT:
+                raise TemplateBudget(f"the answer is longer than {MAX_OUTPUT} characters")
+            parts.append(piece)
+            _budget().tick(0)
+        return "".join(parts).strip()
+    finally:
+        _CURRENT.reset(token)
 
 
 def _template_line(exc: BaseException) -> int | None:

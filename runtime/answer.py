@@ -8,16 +8,42 @@ sandbox over data, so upstream text can never execute anything.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
+import re
+from dataclasses import dataclass
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 from ummaya.codegen.templates import has_content as _has_content
 from ummaya.codegen.templates import render as render_template
 
 from .plan.base import Evidence
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class Part:
+    """One piece of an answer, for a surface that lays the answer out (the page puts ``evidence``
+    text into its card, ``located`` on one line, the rest around the cards). The answer text is
+    the parts in order, each followed by its ``after`` (a blank line; one line break inside a
+    result's label, body and source), so every surface reads the same words.
+
+    Kinds: emergency, limit, note, located, label, evidence, source, prose, boundary, next,
+    question, way_out, consent, handoff, stop."""
+
+    kind: str
+    text: str
+    evidence_id: str | None = None
+    after: str = "\n\n"
+
+
+def text_of(parts: list[Part]) -> str:
+    """The answer text the parts make (no separator after the last one)."""
+    kept = [p for p in parts if p.text]
+    return "".join(p.text + (p.after if i < len(kept) - 1 else "") for i, p in enumerate(kept))
+
 
 BADGE = {
     "ko": {"live": "[Live · 실시간]", "mock": "[Mock · 모의]", "handoff": "[Handoff · 공식 창구 안내]"},
@@ -26,12 +52,12 @@ BADGE = {
 BOUNDARY = {
     "ko": {
         "live": "공공데이터 API를 실시간으로 조회한 결과입니다.",
-        "mock": "⚠️ 모의(Mock) 응답입니다: 실제 기관 시스템에 연결하지 않은 예시 데이터이며 요청한 조건과 다를 수 있습니다. 실제로 조회·처리·제출된 것은 없습니다.",
+        "mock": "⚠️ 모의 데이터: 실제 기관 시스템에 연결하지 않은 예시 데이터이며 요청한 조건과 다를 수 있습니다. 실제로 조회·처리·제출된 것은 없습니다.",
         "handoff": "UMMAYA는 이 절차를 대신 처리할 수 없습니다. 아래 공식 창구에서 직접 진행해 주세요.",
     },
     "en": {
         "live": "This is a live result from the public data API.",
-        "mock": "⚠️ Mock response: example data, not connected to the agency's system, and it may not match your request; nothing was actually looked up, processed or submitted.",
+        "mock": "⚠️ Mock data: example data, not connected to the agency's system, and it may not match your request; nothing was actually looked up, processed or submitted.",
         "handoff": "UMMAYA cannot complete this for you. Please use the official channel below.",
     },
 }
@@ -40,13 +66,13 @@ NEXT_STEP = {
         "health": "응급 상황이면 바로 119에 전화하세요. 방문 전 전화로 진료 가능 여부를 확인하세요.",
         "default": "방문하거나 이용하기 전에 해당 기관에 최신 정보를 확인하세요.",
         "mock": "실제 처리는 공식 창구에서 본인이 직접 진행해야 합니다.",
-        "mock_lookup": "실시간 정보는 API 키를 설정한 뒤 --mode live로 다시 확인하세요.",
+        "mock_lookup": "모의 데이터이므로 실제 상황은 해당 기관에 꼭 확인하세요.",
     },
     "en": {
         "health": "In an emergency call 119 now. Call ahead to confirm they can see you.",
         "default": "Check the latest details with the agency before you go.",
         "mock": "The real procedure must be done by you through the official channel.",
-        "mock_lookup": "For real-time data, configure the API key and ask again with --mode live.",
+        "mock_lookup": "This is mock data: check the real situation with the agency.",
     },
 }
 ASK = {
@@ -94,24 +120,34 @@ STOPPED = {
         "no_adapter": "이 요청을 처리할 수 있는 공공서비스를 찾지 못했습니다. UMMAYA는 응급실·약국·날씨·대기질·주소·복지·교통 등 공공서비스 요청을 도와드립니다.",
         "invalid_arguments": "요청에서 필요한 값을 올바르게 만들지 못해 조회하지 않았습니다: {detail}",
         "permission_denied": "이 작업은 허용되지 않아 실행하지 않았습니다.",
-        "credential_missing": "실시간 조회에 필요한 인증 정보가 없거나 거부되었습니다 ({detail}). 관리자에게 API 키 설정을 요청하거나 --mode mock으로 모의 응답을 확인하세요.",
+        "credential_missing": "이 서비스의 실시간 조회에 필요한 기관 인증이 준비되어 있지 않아 조회하지 못했습니다 ({detail}). 결과를 추측해서 알려드리지 않습니다. 해당 기관 누리집에서 직접 확인해 주세요.",
         "channel_unavailable": "공공 API가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도해 주세요.",
         "adapter_error": "공공 API 응답을 처리하지 못했습니다 ({detail}). 결과를 추측해서 알려드리지 않습니다.",
         "budget_exhausted": "허용된 단계 수 안에 답을 만들지 못해 멈췄습니다.",
         "ungrounded": "공공데이터 조회 결과로 뒷받침되는 답을 만들지 못해 답하지 않았습니다. 근거 없는 내용을 추측해서 알려드리지 않습니다. 찾으시는 위치나 조건을 조금 더 구체적으로 알려주시면 공공데이터로 확인해 드릴게요.",
-        "model_unavailable": "답변을 만드는 언어 모델 서버가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도하거나 내장 오프라인 플래너(--planner offline)를 사용하세요.",
+        "model_unavailable": "답변을 만드는 언어 모델 서버가 지금 응답하지 않습니다 ({detail}). 잠시 후 다시 시도해 주세요.",
+        "guessed_arguments": "언어 모델이 {detail} 값을 이 대화의 근거 없이 추측해서 보냈기 때문에 조회하지 않았습니다 (추측한 위치로 찾으면 엉뚱한 곳의 결과가 나옵니다). 찾을 장소를 알려 주시면 그 위치를 먼저 확인해서 찾아 드릴게요.",
+        "model_bad_reply": "언어 모델이 쓸 수 있는 답을 보내지 않았습니다 ({detail}). 서버는 응답했지만 답이 비었거나 잘렸거나 형식이 맞지 않습니다. 잠시 후 다시 시도해 주세요.",
+        "model_timeout": "언어 모델이 제한 시간 안에 답하지 않았습니다 ({detail}). 잠시 후 다시 시도해 주세요.",
+        "model_capability": "언어 모델 서버가 이 요청을 처리할 수 없습니다 ({detail}). 서비스 운영자에게 알려 주세요.",
+        "model_auth": "언어 모델 서버가 요청을 거부했습니다 ({detail}). 서비스 운영자에게 알려 주세요.",
         "no_data": "조회 결과가 없습니다.",
     },
     "en": {
         "no_adapter": "I could not find a public service that handles this request. UMMAYA helps with public-service requests such as emergency rooms, pharmacies, weather, air quality, addresses, welfare and transport.",
         "invalid_arguments": "I could not build valid arguments from the request, so nothing was looked up: {detail}",
         "permission_denied": "This action is not permitted, so it was not run.",
-        "credential_missing": "Live access needs a credential that is missing or was refused ({detail}). Ask the operator to configure the API key, or use --mode mock to see a labelled mock answer.",
+        "credential_missing": "The live connection to this service is not set up, so nothing was looked up ({detail}). I will not guess a result; please check the agency's own website.",
         "channel_unavailable": "The public API is not responding right now ({detail}). Please try again shortly.",
         "adapter_error": "The public API's response could not be processed ({detail}). I will not guess a result.",
         "budget_exhausted": "Stopped: no answer within the allowed number of steps.",
         "ungrounded": "I could not write an answer backed by public data, so I did not answer; I will not guess. Tell me a little more (for example where you are) and I will look it up.",
-        "model_unavailable": "The language model server that writes answers is not responding ({detail}). Try again shortly, or use the embedded offline planner (--planner offline).",
+        "model_unavailable": "The language model server that writes answers is not responding ({detail}). Please try again shortly.",
+        "guessed_arguments": "The language model guessed the {detail} instead of taking it from this conversation, so nothing was looked up (a guessed location gives results for the wrong place). Tell me the place and I will locate it first.",
+        "model_bad_reply": "The language model sent no usable reply ({detail}): the server answered, but the reply was empty, cut off or malformed. Please try again shortly.",
+        "model_timeout": "The language model did not answer in time ({detail}). Please try again shortly.",
+        "model_capability": "The language model server cannot handle this request ({detail}). Please tell the service's operator.",
+        "model_auth": "The language model server refused the request ({detail}). Please tell the service's operator.",
         "no_data": "No results were found.",
     },
 }
@@ -122,6 +158,15 @@ def render_evidence(m: Manifest, ev: Evidence, language: str) -> str:
     evidence summary, is trimmed to the context budget: a count rendered from it would be wrong)."""
     data = ev.output if ev.output is not None else ev.summary
     if ev.status == "no_data" or (ev.status == "ok" and not _has_content(data)):
+        # The template's own words for an empty result (「이 기간에는 공휴일이 없습니다」) when it has
+        # them: the build rendered it against every fixture, empty ones included.
+        if m.render is not None and isinstance(data, dict):
+            try:
+                text = render_template(getattr(m.render, language), data).strip()
+                if text:
+                    return text
+            except Exception:  # noqa: BLE001 - the generic words below
+                pass
         return STOPPED[language]["no_data"]
     if m.render is not None:
         try:
@@ -150,35 +195,89 @@ def header(m: Manifest, ev: Evidence, language: str) -> str:
 
 
 def source_line(ev: Evidence, language: str) -> str:
+    """The agency in plain words and the data set's page; the data set's official name, with its
+    operation (getEgytLcinfoInqire), stays in the evidence's citation and the trace."""
     c = ev.citation
-    parts = [("출처: " if language == "ko" else "Source: ") + f"{c['title']} ({c['url']})"]
+    agency = (c.get("agency_en") if language == "en" else c.get("agency")) or c.get("agency") or c["title"]
+    parts = [("출처: " if language == "ko" else "Source: ") + f"{agency} ({c['url']})"]
     if ev.freshness:
-        parts.append(("기준 시각: " if language == "ko" else "As of: ") + ev.freshness)
+        parts.append(("기준 시각: " if language == "ko" else "As of: ") + when(ev.freshness))
     return " · ".join(parts)
 
 
-def compose_completed(evidence: list[tuple[Manifest, Evidence]], language: str) -> str:
-    """The engine's own answer: each result rendered under its tier label, with its source."""
-    blocks = []
+def when(value: str) -> str:
+    """A freshness value as people write it: 20261201 → 2026-12-01, an ISO time → 2026-12-01 10:00."""
+    v = str(value).strip()
+    if re.fullmatch(r"\d{8}", v):
+        return f"{v[:4]}-{v[4:6]}-{v[6:]}"
+    if re.fullmatch(r"\d{12}(\d{2})?", v):
+        return f"{v[:4]}-{v[4:6]}-{v[6:8]} {v[8:10]}:{v[10:12]}"
+    try:
+        t = dt.datetime.fromisoformat(v)
+    except ValueError:
+        return v
+    return t.strftime("%Y-%m-%d %H:%M") if (t.hour, t.minute) != (0, 0) or "T" in v else t.strftime("%Y-%m-%d")
+
+
+def completed_parts(evidence: list[tuple[Manifest, Evidence]], language: str) -> list[Part]:
+    """The engine's own answer: each result rendered under its tier label, with its source; a
+    place a locate step resolved on the way is one line."""
+    parts: list[Part] = []
     for m, ev in evidence:
         if m.primitive == "locate" and len(evidence) > 1:
-            blocks.append(_located_line(ev, language))
+            parts.append(Part("located", _located_line(ev, language), ev.evidence_id))
             continue
-        blocks.append("\n".join([header(m, ev, language), render_evidence(m, ev, language), source_line(ev, language)]))
-    return "\n\n".join([*blocks, *frame_tail(evidence, language)])
+        parts.append(Part("label", header(m, ev, language), ev.evidence_id, after="\n"))
+        parts.append(Part("evidence", render_evidence(m, ev, language), ev.evidence_id, after="\n"))
+        parts.append(Part("source", source_line(ev, language), ev.evidence_id))
+    return [*parts, *tail_parts(evidence, language)]
 
 
-def compose_framed(evidence: list[tuple[Manifest, Evidence]], prose: str, language: str) -> str:
+def compose_completed(evidence: list[tuple[Manifest, Evidence]], language: str) -> str:
+    return text_of(completed_parts(evidence, language))
+
+
+def framed_parts(evidence: list[tuple[Manifest, Evidence]], prose: str, language: str) -> list[Part]:
     """A planner's prose inside the engine's frame: a tier label for each piece of evidence first,
     the prose, then each source, the boundary (what was and was not done) and the next step. The
     prose cannot remove or reword any of them."""
-    labels = [_located_line(ev, language) if m.primitive == "locate" and len(evidence) > 1 else header(m, ev, language)
-              for m, ev in evidence]
-    sources = list(dict.fromkeys(source_line(ev, language) for _, ev in evidence))
-    return "\n\n".join(["\n".join(labels), prose.strip(), "\n".join(sources), *frame_tail(evidence, language)])
+    labels = [Part("located", _located_line(ev, language), ev.evidence_id, after="\n") if m.primitive == "locate" and len(evidence) > 1
+              else Part("label", header(m, ev, language), ev.evidence_id, after="\n") for m, ev in evidence]
+    seen: set[str] = set()
+    sources = []
+    for _, ev in evidence:
+        line = source_line(ev, language)
+        if line not in seen:
+            seen.add(line)
+            sources.append(Part("source", line, ev.evidence_id, after="\n"))
+    labels[-1].after = sources[-1].after = "\n\n"
+    return [*labels, Part("prose", prose.strip()), *sources, *tail_parts(evidence, language)]
 
 
-def frame_tail(evidence: list[tuple[Manifest, Evidence]], language: str) -> list[str]:
+def compose_framed(evidence: list[tuple[Manifest, Evidence]], prose: str, language: str) -> str:
+    return text_of(framed_parts(evidence, prose, language))
+
+
+def moved_label(evidence: list[tuple[Manifest, Evidence]], language: str) -> str:
+    """「모의 데이터 · 11월 30일 기록을 오늘 날짜로 옮김」: said once, when Mock moved a recording."""
+    days = sorted({ev.moved_from for _, ev in evidence if ev.tier == "mock" and ev.moved_from})
+    if not days:
+        return ""
+    names = []
+    for d in days:
+        try:
+            day = dt.date.fromisoformat(d[:10])
+        except ValueError:
+            continue
+        names.append(f"{day.month}월 {day.day}일" if language == "ko" else day.strftime("%-d %b"))
+    if not names:
+        return ""
+    if language == "ko":
+        return f" · {', '.join(names)} 기록을 오늘 날짜로 옮김"
+    return f" · recorded {', '.join(names)}, moved to today's date"
+
+
+def tail_parts(evidence: list[tuple[Manifest, Evidence]], language: str) -> list[Part]:
     """The boundary for the tiers used and the next step for the last result."""
     tier = "mock" if any(ev.tier == "mock" for _, ev in evidence) else "live"
     final = evidence[-1][0]
@@ -186,7 +285,15 @@ def frame_tail(evidence: list[tuple[Manifest, Evidence]], language: str) -> list
     step = nxt.get(final.domain, nxt["default"])
     if tier == "mock":
         step = nxt["mock"] if final.primitive in ("check", "send") else f"{step} {nxt['mock_lookup']}"
-    return [BOUNDARY[language][tier], ("다음 단계: " if language == "ko" else "Next: ") + step]
+    boundary = BOUNDARY[language][tier]
+    if tier == "mock":
+        lead = "⚠️ 모의 데이터" if language == "ko" else "⚠️ Mock data"
+        boundary = lead + moved_label(evidence, language) + boundary[len(lead):]
+    return [Part("boundary", boundary), Part("next", ("다음 단계: " if language == "ko" else "Next: ") + step)]
+
+
+def frame_tail(evidence: list[tuple[Manifest, Evidence]], language: str) -> list[str]:
+    return [p.text for p in tail_parts(evidence, language)]
 
 
 def _located_line(ev: Evidence, language: str) -> str:
@@ -234,7 +341,7 @@ def compose_consent(m: Manifest, language: str) -> str:
             f"  · 수집 항목: {', '.join(c.data_items)}",
             f"  · 보유 기간: {c.retention.ko}",
             f"  · 거부할 권리: {c.refusal.ko}",
-            f"동의하시면 동의를 기록한 뒤 같은 요청을 다시 보내 주세요 (웹 화면의 동의 버튼, 명령줄의 `--consent {m.id}`, 또는 chat의 동의 질문).",
+            "동의하시면 동의를 기록한 뒤 같은 요청을 다시 보내 주세요.",
         ])
     return "\n".join([
         f"'{m.title.en}' needs your consent to collect and use personal data (Personal Information Protection Act, Articles 15 and 22). Nothing was run without it.",
@@ -242,7 +349,7 @@ def compose_consent(m: Manifest, language: str) -> str:
         f"  · Data collected: {', '.join(c.data_items)}",
         f"  · Retention: {c.retention.en}",
         f"  · Right to refuse: {c.refusal.en}",
-        f"To consent, record your consent and send the request again (the consent button on the web page, `--consent {m.id}` on the command line, or the consent question in chat).",
+        "To consent, record your consent and send the request again.",
     ])
 
 
@@ -272,13 +379,61 @@ def compose_stop(reason: str, language: str, detail: str = "") -> str:
     return STOPPED[language][reason].format(detail=detail or "-")
 
 
+# A model provider's failure, said as what it was: an empty or cut reply is not "not responding".
+_MODEL_STOPS = {"provider_bad_response": "model_bad_reply", "provider_timeout": "model_timeout",
+                "turn_deadline": "model_timeout", "provider_capability": "model_capability",
+                "provider_auth": "model_auth"}
+
+
+def compose_model_stop(code: str, language: str) -> str:
+    return compose_stop(_MODEL_STOPS.get(code, "model_unavailable"), language, code)
+
+
 def compose_lookup_only(m: Manifest, language: str) -> str:
     """The session is in look-up-only mode: a protected step (sign-in, check, submission) is not
     started, and the citizen is told where to do it themselves."""
     if language == "ko":
-        return (f"이 대화는 조회 전용 모드(lookup_only)라서 '{m.title.ko}'처럼 본인 확인·신청·제출이 "
+        return (f"이 대화는 조회 전용 모드라서 '{m.title.ko}'처럼 본인 확인·신청·제출이 "
                 "필요한 단계는 진행하지 않았습니다. 공개된 정보 조회만 도와드립니다. 직접 진행하시려면 "
-                "공식 창구를 이용하거나 조회 전용 모드를 끄고(--policy default) 다시 요청해 주세요.")
-    return (f"This conversation is in look-up-only mode (lookup_only), so '{m.title.en}' — a step that "
+                "공식 창구를 이용해 주세요.")
+    return (f"This conversation is in look-up-only mode, so '{m.title.en}' — a step that "
             "needs identity checks, applications or submissions — was not started. Only public "
-            "look-ups are done. Use the official channel, or ask again with --policy default.")
+            "look-ups are done. To do it yourself, use the official channel.")
+
+
+# -- what the citizen can do where UMMAYA cannot ------------------------------------------------
+
+def links_line(channel: Any, language: str) -> str:
+    """「정부24: https://www.gov.kr · ☎ 110」: every link of a channel, and its phone number."""
+    items = [f"{link.label.get(language)}: {link.url}" for link in channel.links]
+    if channel.phone:
+        items.append(f"☎ {channel.phone}")
+    return " · ".join(items)
+
+
+def way_out_parts(channels: list[Any], language: str, *, general: Any = None, intent: Any = None) -> list[Part]:
+    """What UMMAYA cannot do and where the citizen can, in one or two plain sentences a channel,
+    with its links: the channels the request names, else the general one — said with what the
+    request asked to do when it says that (「예약」 → UMMAYA는 예약이나 예매를 대신할 수 없습니다) —
+    else the plain stop."""
+    if channels:
+        return [Part("way_out", f"{c.cannot.get(language)} {c.where.get(language)}\n{links_line(c, language)}")
+                for c in channels]
+    lead = intent.cannot.get(language) if intent is not None and intent.cannot is not None else None
+    if general is None:
+        return [Part("way_out", lead or STOPPED[language]["no_adapter"])]
+    first = lead or general.cannot.get(language)
+    return [Part("way_out", f"{first} {general.where.get(language)}\n{links_line(general, language)}")]
+
+
+def limit_part(limit: Any, channel: Any, language: str) -> Part:
+    """A part of the request the adapter that answered cannot serve, and the channel for it."""
+    where = f" {channel.where.get(language)}\n{links_line(channel, language)}" if channel is not None else ""
+    return Part("limit", f"{getattr(limit.cannot, language)}{where}")
+
+
+def emergency_part(emergencies: list[Any], language: str) -> Part:
+    """The one line an emergency request opens with: every matched emergency's number on it."""
+    lines = [e.says.get(language) for e in emergencies]
+    text = " ".join([lines[0], *(re.sub(r"^\W+\s*", "", line) for line in lines[1:])])
+    return Part("emergency", text)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 from ummaya.paths import generated_dir as default_generated_dir
 
 CATALOG_FORMAT = 1
@@ -42,6 +42,11 @@ class Catalog:
         if raw.get("format") != CATALOG_FORMAT:
             raise CatalogError(f"{path}: catalog format {raw.get('format')} is not {CATALOG_FORMAT}")
         adapters = {a["id"]: Manifest.model_validate(a) for a in raw["adapters"]}
+        # The slot table and vocabularies compiled beside this catalog are the ones in use (a
+        # catalog-only folder, e.g. a benchmark's, keeps the ones already in use).
+        from .understand.table import use
+
+        use(generated)
         return cls(generated, raw["release_id"], adapters)
 
     def get(self, adapter_id: str) -> Manifest:
@@ -56,3 +61,23 @@ class Catalog:
     @cached_property
     def ids(self) -> list[str]:
         return sorted(self.adapters)
+
+    @cached_property
+    def locate_providers(self) -> dict[str, list[Manifest]]:
+        """Slot → the ``locate`` adapters that provide it, by id. Built once, so a turn that
+        widens its candidates with providers looks up the few slots it needs instead of scanning
+        every adapter."""
+        out: dict[str, list[Manifest]] = {}
+        for adapter_id in self.ids:
+            m = self.adapters[adapter_id]
+            if m.primitive == "locate":
+                for slot in m.provides:
+                    out.setdefault(slot, []).append(m)
+        return out
+
+    @cached_property
+    def guidance(self):  # -> runtime.guidance.Guidance (imported lazily: most commands never need it)
+        """Emergencies, official channels and service words (``generated/guidance.json``)."""
+        from .guidance import Guidance
+
+        return Guidance.load(self.root)

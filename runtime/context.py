@@ -1,11 +1,14 @@
 """Turn context: the request's language, the clock, and what a session carries between turns.
 
-A session keeps *explicitly carried* slots only — a location resolved in one turn (coordinates,
-place name, region) is reused in the next (「거기 날씨는?」); nothing else leaks from earlier turns.
+A session keeps *explicitly carried* slots only — the slot types registry/_slots/ marks
+``carried`` (a location resolved in one turn: coordinates, place name, region) are reused in the
+next (「거기 날씨는?」); nothing else leaks from earlier turns.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
 import re
 import unicodedata
@@ -13,18 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 KST = dt.timezone(dt.timedelta(hours=9), "KST")
-
-# Slots that may be carried from one turn to the next. Everything else is per turn.
-CARRIED_SLOTS = (
-    "latitude",
-    "longitude",
-    "place",
-    "place_address",
-    "region_name",
-    "region_code",
-    "sido_name",
-    "sigungu_name",
-)
 
 MAX_QUERY_CHARS = 2000
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -80,10 +71,29 @@ class Session:
     dialogue: dict[str, Any] | None = None  # the stored DialogueState (runtime/dialogue/state.py)
 
     def carry(self, slots: dict[str, Any]) -> None:
-        for key in CARRIED_SLOTS:
+        """Keep the slots the slot table marks ``carried`` (registry/_slots/); nothing else."""
+        from .understand.table import carried
+
+        for key in carried():
             if slots.get(key) is not None:
                 self.slots[key] = slots[key]
 
 
+# A fixed "now" for a whole engine (the evaluation sets run at the clock they were written for);
+# set with ``fixed_clock``, read by every ``now_kst()`` in this context.
+_CLOCK: contextvars.ContextVar[dt.datetime | None] = contextvars.ContextVar("ummaya_clock", default=None)
+
+
 def now_kst() -> dt.datetime:
-    return dt.datetime.now(KST)
+    fixed = _CLOCK.get()
+    return fixed if fixed is not None else dt.datetime.now(KST)
+
+
+@contextlib.contextmanager
+def fixed_clock(at: dt.datetime):
+    """Within the block, every stage's "now" is ``at`` (KST unless it carries its own offset)."""
+    token = _CLOCK.set(at if at.tzinfo else at.replace(tzinfo=KST))
+    try:
+        yield
+    finally:
+        _CLOCK.reset(token)

@@ -87,9 +87,11 @@ def load(path: Path) -> list[Scenario]:
 
 
 async def evaluate(engine: Any, scenarios: list[Scenario], *, planner: str,
-                   only: str | None = None, progress: Any = None) -> TurnsReport:
+                   only: str | None = None, progress: Any = None, context_tokens: int | None = None,
+                   deadline_s: float | None = None) -> TurnsReport:
     """Run every turn of every scenario (a wrong turn does not stop the later ones: their figures
-    count too); ``only``: ids containing this text."""
+    count too); ``only``: ids containing this text; ``context_tokens``/``deadline_s``: each turn's
+    prompt budget and deadline (None: the planner's and the engine's defaults)."""
     import uuid
 
     rep = TurnsReport(planner)
@@ -102,7 +104,9 @@ async def evaluate(engine: Any, scenarios: list[Scenario], *, planner: str,
         for n, turn in enumerate(sc.all_turns(), 1):
             consents = consents + tuple(c for c in turn.consents if c not in consents)
             t0 = time.perf_counter()
-            result = await engine.ask(turn_request(sc, turn, session, consents))
+            req = turn_request(sc, turn, session, consents)
+            req.context_budget_tokens, req.deadline_s = context_tokens, deadline_s
+            result = await engine.ask(req)
             ms = (time.perf_counter() - t0) * 1000
             problems = check(turn.expect, result, turn.language or sc.language)
             ok = ok and not problems

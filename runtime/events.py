@@ -22,7 +22,10 @@ EventType = Literal[
     "call_started",  # data: {"call_id", "adapter_id", "primitive", "tier", "arguments"}
     "call_finished",  # data: {"call_id", "adapter_id", "tier", "status", "latency_ms", "upstream_url", "error"}
     "evidence",  # data: {"evidence_id", "adapter_id", "tier", "summary", "citation", "freshness"}
-    "compaction",  # data: {"before_tokens", "after_tokens", "compacted": [call ids]}
+    "compaction",  # data: {"before_tokens", "after_tokens", "compacted": [call ids], "limit_tokens"}
+    "budget",  # data: {"step", "system_tokens", "tools_tokens", "messages_tokens", "prompt_tokens", "limit_tokens", "fits", "trimmed", …}: a model's whole prompt
+    "loop",  # data: {"repeated": [{adapter_id, arguments, answered_by}], "dispatched"}: calls already answered this turn
+    "answer_from_evidence",  # data: {"why", "code", "message", "evidence"}: the engine answered from evidence held
     "delta",  # data: {"text"}
     "answer",  # data: {"text", "language"}
     "stop",  # data: {"stop_reason", "layer", "detail"}

@@ -1,9 +1,11 @@
-"""Extension points: named functions a manifest refers to, each registered with a decorator in one
-module, so a new slot, resolver, transform or post-processor is one function and no edit elsewhere.
+"""Extension points: named functions the registry refers to, each registered with a decorator in one
+module, so a new kind of value to read, a resolver, a transform or a post-processor is one function
+and no edit elsewhere. (A new slot type or vocabulary needs none: it is YAML in registry/_slots/ and
+registry/_vocab/, read by the registered readers.)
 
 | kind | module | a manifest names it in | signature |
 |---|---|---|---|
-| slot extractor | ``runtime/plan/extractors.py`` | ``input_schema.properties.<f>.x-slot`` | ``(SlotRequest) -> value or None`` |
+| slot reader | ``runtime/understand/readers.py`` | a slot type's ``reader`` (registry/_slots/*.yaml) | ``(ReadRequest) -> value or None`` |
 | derived-parameter resolver | ``runtime/dispatch/resolvers.py`` | ``upstream.derived_params`` (``name.field``) | ``(field, args, now) -> str`` |
 | transform | ``runtime/dispatch/transforms.py`` | ``upstream.fields.<f>.transform`` (``a|b``) | ``(value) -> value`` |
 | post-processor | ``runtime/dispatch/transforms.py`` | ``upstream.postprocess`` | ``(records) -> records`` |
@@ -23,7 +25,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # The one module per kind; the build imports these to see every registration.
 MODULES = {
-    "slot extractor": "ummaya.runtime.plan.extractors",
+    "slot reader": "ummaya.runtime.understand.readers",
     "resolver": "ummaya.runtime.dispatch.resolvers",
     "transform": "ummaya.runtime.dispatch.transforms",
     "post-processor": "ummaya.runtime.dispatch.transforms",
@@ -68,12 +70,12 @@ class Registry(Mapping[str, F], Generic[F]):
 def discover() -> dict[str, Registry]:
     """Import every extension module and return the registries by kind."""
     from ummaya.runtime.dispatch import resolvers, transforms
-    from ummaya.runtime.plan import extractors
+    from ummaya.runtime.understand import readers
 
     for module in set(MODULES.values()):
         importlib.import_module(module)
     return {
-        "slot extractor": extractors.SLOT_EXTRACTORS,
+        "slot reader": readers.READERS,
         "resolver": resolvers.RESOLVERS,
         "transform": transforms.TRANSFORMS,
         "post-processor": transforms.POSTPROCESSORS,

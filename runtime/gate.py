@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 Decision = Literal["allow", "consent_required", "deny"]
 
@@ -27,20 +27,42 @@ class GateResult:
     decision: Decision
     gate: str
     consent_id: str | None = None
+    consented: bool = False  # allowed on a recorded consent (the claim check reads this)
 
 
-def decide(m: Manifest, session_id: str, book: ConsentBook | None) -> GateResult:
+def needs_consent(m: Manifest) -> bool:
+    return m.permission.gate not in ("blocked", "read-only") and m.tier != "handoff"
+
+
+def consent_state(book: ConsentBook | None, session_id: str, adapter_id: str) -> str:
+    """``granted`` | ``absent`` | ``broken`` — one lookup. A store answers it itself
+    (runtime/store/chain.py: the ledger verified, the grant's own HMAC checked); any other book
+    through ``has_consent`` and, when it keeps a ledger, ``ledger_ok``."""
+    if book is None:
+        return "absent"
+    own = getattr(book, "consent_state", None)
+    if own is not None:
+        return own(session_id, adapter_id)
+    if book.has_consent(session_id, adapter_id):
+        return "granted"
+    ledger_ok = getattr(book, "ledger_ok", None)
+    return "broken" if ledger_ok is not None and not ledger_ok() else "absent"
+
+
+def decide(m: Manifest, session_id: str, book: ConsentBook | None, *, state: str | None = None) -> GateResult:
+    """The gate's decision; ``state`` is the consent state when the caller already looked it up
+    (consent_state), so a gated call costs one lookup."""
     gate = m.permission.gate
     if gate == "blocked":
         return GateResult("deny", gate)
-    if gate == "read-only" or m.tier == "handoff":
+    if not needs_consent(m):
         return GateResult("allow", gate)
-    if book is not None and book.has_consent(session_id, m.id):
-        return GateResult("allow", gate)
-    # A consent ledger that fails verification (runtime/store/ledger.py) opens no protected gate
+    state = state or consent_state(book, session_id, m.id)
+    if state == "granted":
+        return GateResult("allow", gate, consented=True)
+    # A consent ledger that fails verification (runtime/store/chain.py) opens no protected gate
     # and takes no new consent: asking the citizen again would only loop.
-    ledger_ok = getattr(book, "ledger_ok", None)
-    if ledger_ok is not None and not ledger_ok():
+    if state in ("broken", "unavailable"):  # unavailable: the store cannot answer now (StoreFault)
         return GateResult("deny", gate)
     return GateResult("consent_required", gate)
 

@@ -2,14 +2,14 @@
 
 Upstream text is data, never instructions: evidence is structured JSON, trimmed, and the only
 things the planner reads back from it are typed slots (coordinates, region names) that the
-adapter's manifest says it provides.
+adapter's manifest says it provides — each output field that carries one declares it with x-slot.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .plan.base import Evidence
 
@@ -21,16 +21,6 @@ FRESHNESS_FIELDS = (
     "updated_at", "hvidate", "data_time", "dataTime", "measured_at", "base_datetime",
     "announced_at", "observed_at", "base_date", "tmFc",
 )
-# Output item fields → carried slots (locate adapters' results feed later calls).
-SLOT_FIELDS = {
-    "latitude": "latitude", "lat": "latitude", "y": "latitude",
-    "longitude": "longitude", "lon": "longitude", "lng": "longitude", "x": "longitude",
-    "place_name": "place", "name": "place", "road_address": "place_address",
-    "address": "place_address", "address_name": "place_address", "full_address": "place_address",
-    "road_addr": "place_address",
-    "region_name": "region_name", "sido_name": "sido_name", "sigungu_name": "sigungu_name",
-    "region_code": "region_code", "adm_code": "region_code", "code": "region_code",
-}
 
 
 def _trim(value: Any) -> Any:
@@ -85,7 +75,8 @@ def project(
 
 
 def slots_from(m: Manifest, output: dict[str, Any] | None) -> dict[str, Any]:
-    """Typed slots a locate result provides: only from adapters that declare ``provides``."""
+    """Typed slots a locate result provides: only from adapters that declare ``provides``, only
+    from the output fields that declare ``x-slot`` (the first record's)."""
     if not output or not m.provides:
         return {}
     items = output.get("items")
@@ -99,11 +90,14 @@ def slots_from(m: Manifest, output: dict[str, Any] | None) -> dict[str, Any]:
     for field, value in first.items():
         if value in (None, ""):
             continue
-        slot = item_props.get(field, {}).get("x-slot") or SLOT_FIELDS.get(field)
+        slot = item_props.get(field, {}).get("x-slot")
         if slot and slot not in slots:
             slots[slot] = value
-    for key in ("latitude", "longitude"):
-        if key in slots:
+    from .understand import table
+
+    for key in list(slots):
+        st = table.slot(key)
+        if st is not None and st.class_ == "coordinates":
             try:
                 slots[key] = float(slots[key])
             except (TypeError, ValueError):

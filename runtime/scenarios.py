@@ -51,6 +51,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from . import events
 
 SCENARIOS_GLOB = "registry/scenarios/*.yaml"
+# Every scenario runs at this moment (runtime/assemble.fixed_clock): an answer's dates — 내일, the
+# forecast rows, Mock's recordings moved to today — are then the same on every machine and day.
+SCENARIO_CLOCK = "2026-12-01T10:00:00+09:00"
 
 
 def _known_adapter(value: str, info: ValidationInfo) -> str:

@@ -6,7 +6,7 @@ input schema (jsonschema, draft 2020-12). Invalid arguments never reach an adapt
 
 from __future__ import annotations
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .plan.base import ToolCall
 from .schemas import errors as schema_errors

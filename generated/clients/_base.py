@@ -26,11 +26,10 @@ class HandoffRequired(Exception):
         super().__init__(f"{outcome.adapter_id}: handoff required")
 
 
-def typed(outcome: Any, model: type[M]) -> M | None:
+def typed(outcome: Any, model: type[M]) -> M:
+    """The outcome's output as ``model`` (a no-data answer has empty ``items``, never None)."""
     if outcome.status == "handoff":
         raise HandoffRequired(outcome)
-    if outcome.status == "error":
+    if outcome.status == "error" or outcome.output is None:
         raise AdapterCallError(outcome)
-    if outcome.output is None:
-        return None
     return model.model_validate(outcome.output)

@@ -23,11 +23,12 @@ async def airkorea_air_quality(
     sido: Literal['서울', '부산', '대구', '인천', '광주', '대전', '울산', '경기', '강원', '충북', '충남', '전북', '전남', '경북', '경남', '제주', '세종', '전국'],
     limit: int = 100,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> AirkoreaAirQualityOutput | None:
+) -> AirkoreaAirQualityOutput:
     """실시간 미세먼지·대기질 (시도별 측정소) — call ``airkorea_air_quality`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = AirkoreaAirQualityInput.model_validate({
         "sido": sido,

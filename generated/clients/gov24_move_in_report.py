@@ -23,11 +23,12 @@ async def gov24_move_in_report(
     move_date: str | None = None,
     new_address: str | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> Gov24MoveInReportOutput | None:
+) -> Gov24MoveInReportOutput:
     """전입신고 (정부24 안내) — call ``gov24_move_in_report`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = Gov24MoveInReportInput.model_validate({
         "move_date": move_date,

@@ -26,11 +26,12 @@ async def hira_hospitals(
     name: str | None = None,
     limit: int = 10,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> HiraHospitalsOutput | None:
+) -> HiraHospitalsOutput:
     """근처 병원·의원 찾기 (진료과목별) — call ``hira_hospitals`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = HiraHospitalsInput.model_validate({
         "latitude": latitude,

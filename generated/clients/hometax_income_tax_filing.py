@@ -22,11 +22,12 @@ async def hometax_income_tax_filing(
     *,
     tax_year: int | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> HometaxIncomeTaxFilingOutput | None:
+) -> HometaxIncomeTaxFilingOutput:
     """종합소득세 신고 (홈택스 안내) — call ``hometax_income_tax_filing`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = HometaxIncomeTaxFilingInput.model_validate({
         "tax_year": tax_year,

@@ -22,11 +22,12 @@ async def juso_address_search(
     *,
     keyword: str,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> JusoAddressSearchOutput | None:
+) -> JusoAddressSearchOutput:
     """도로명주소 검색 — call ``juso_address_search`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = JusoAddressSearchInput.model_validate({
         "keyword": keyword,

@@ -23,11 +23,12 @@ async def kakao_coord_to_region(
     latitude: float,
     longitude: float,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> KakaoCoordToRegionOutput | None:
+) -> KakaoCoordToRegionOutput:
     """좌표로 행정구역(시·군·구, 동) 찾기 — call ``kakao_coord_to_region`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = KakaoCoordToRegionInput.model_validate({
         "latitude": latitude,

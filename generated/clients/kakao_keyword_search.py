@@ -24,11 +24,12 @@ async def kakao_keyword_search(
     latitude: float | None = None,
     longitude: float | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> KakaoKeywordSearchOutput | None:
+) -> KakaoKeywordSearchOutput:
     """장소 이름으로 위치 찾기 — call ``kakao_keyword_search`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = KakaoKeywordSearchInput.model_validate({
         "query": query,

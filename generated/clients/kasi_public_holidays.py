@@ -23,11 +23,12 @@ async def kasi_public_holidays(
     year: int | None = None,
     month: str | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> KasiPublicHolidaysOutput | None:
+) -> KasiPublicHolidaysOutput:
     """공휴일 (특일 정보 · 공휴일 정보 조회) — call ``kasi_public_holidays`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = KasiPublicHolidaysInput.model_validate({
         "year": year,

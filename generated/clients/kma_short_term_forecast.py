@@ -23,11 +23,12 @@ async def kma_short_term_forecast(
     latitude: float,
     longitude: float,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> KmaShortTermForecastOutput | None:
+) -> KmaShortTermForecastOutput:
     """동네 단기예보 (시간별 날씨) — call ``kma_short_term_forecast`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = KmaShortTermForecastInput.model_validate({
         "latitude": latitude,

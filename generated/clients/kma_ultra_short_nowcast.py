@@ -23,11 +23,12 @@ async def kma_ultra_short_nowcast(
     latitude: float,
     longitude: float,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> KmaUltraShortNowcastOutput | None:
+) -> KmaUltraShortNowcastOutput:
     """지금 날씨 (초단기실황) — call ``kma_ultra_short_nowcast`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = KmaUltraShortNowcastInput.model_validate({
         "latitude": latitude,

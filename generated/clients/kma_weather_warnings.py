@@ -22,11 +22,12 @@ async def kma_weather_warnings(
     *,
     station: Literal['108', '109', '105', '131', '133', '146', '156', '143', '159', '184'] = '108',
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> KmaWeatherWarningsOutput | None:
+) -> KmaWeatherWarningsOutput:
     """기상특보 (최근 7일 발표·해제) — call ``kma_weather_warnings`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = KmaWeatherWarningsInput.model_validate({
         "station": station,

@@ -24,11 +24,12 @@ async def koroad_accident_hotspots(
     gugun_code: str,
     year: int = 2024,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> KoroadAccidentHotspotsOutput | None:
+) -> KoroadAccidentHotspotsOutput:
     """교통사고 다발지역 (시군구별) — call ``koroad_accident_hotspots`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = KoroadAccidentHotspotsInput.model_validate({
         "sido_code": sido_code,

@@ -24,11 +24,12 @@ async def mfds_easy_drug_info(
     company: str | None = None,
     limit: int = 3,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> MfdsEasyDrugInfoOutput | None:
+) -> MfdsEasyDrugInfoOutput:
     """의약품 쉬운 설명 (e약은요) — call ``mfds_easy_drug_info`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = MfdsEasyDrugInfoInput.model_validate({
         "drug_name": drug_name,

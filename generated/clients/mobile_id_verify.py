@@ -23,11 +23,12 @@ async def mobile_id_verify(
     person_name: str,
     birth_date: str,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> MobileIdVerifyOutput | None:
+) -> MobileIdVerifyOutput:
     """모바일 신분증으로 본인 확인 (모의) — call ``mobile_id_verify`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = MobileIdVerifyInput.model_validate({
         "person_name": person_name,

@@ -25,11 +25,12 @@ async def mohw_welfare_services(
     target_group: Literal['010', '020', '030', '040', '050', '060'] | None = None,
     limit: int = 10,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> MohwWelfareServicesOutput | None:
+) -> MohwWelfareServicesOutput:
     """중앙부처 복지서비스 찾기 — call ``mohw_welfare_services`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = MohwWelfareServicesInput.model_validate({
         "keyword": keyword,

@@ -22,11 +22,12 @@ async def mydata_consent(
     *,
     purpose: str | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> MydataConsentOutput | None:
+) -> MydataConsentOutput:
     """공공 마이데이터 제공 동의 (정부24 안내) — call ``mydata_consent`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = MydataConsentInput.model_validate({
         "purpose": purpose,

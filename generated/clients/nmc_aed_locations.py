@@ -24,11 +24,12 @@ async def nmc_aed_locations(
     longitude: float,
     limit: int = 5,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> NmcAedLocationsOutput | None:
+) -> NmcAedLocationsOutput:
     """근처 자동심장충격기(AED) 위치 — call ``nmc_aed_locations`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = NmcAedLocationsInput.model_validate({
         "latitude": latitude,

@@ -24,11 +24,12 @@ async def nmc_emergency_beds(
     sigungu: str | None = None,
     limit: int = 10,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> NmcEmergencyBedsOutput | None:
+) -> NmcEmergencyBedsOutput:
     """응급실 실시간 가용 병상 — call ``nmc_emergency_beds`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = NmcEmergencyBedsInput.model_validate({
         "sido": sido,

@@ -24,11 +24,12 @@ async def nmc_pharmacies(
     longitude: float,
     limit: int = 5,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> NmcPharmaciesOutput | None:
+) -> NmcPharmaciesOutput:
     """근처 약국 찾기 — call ``nmc_pharmacies`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = NmcPharmaciesInput.model_validate({
         "latitude": latitude,

@@ -23,11 +23,12 @@ async def safety_report_submit(
     place: str | None = None,
     description: str | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> SafetyReportSubmitOutput | None:
+) -> SafetyReportSubmitOutput:
     """안전신고·불법 주정차 신고 (안전신문고 안내) — call ``safety_report_submit`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = SafetyReportSubmitInput.model_validate({
         "place": place,

@@ -23,11 +23,12 @@ async def sgis_reverse_geocode(
     latitude: float,
     longitude: float,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> SgisReverseGeocodeOutput | None:
+) -> SgisReverseGeocodeOutput:
     """좌표로 주소(행정동) 찾기 (통계지리정보서비스) — call ``sgis_reverse_geocode`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = SgisReverseGeocodeInput.model_validate({
         "latitude": latitude,

@@ -25,11 +25,12 @@ async def simple_auth_verify(
     phone: str,
     provider: Literal['카카오톡', '네이버', '토스', 'PASS', '삼성패스', 'KB국민은행', '신한은행', '하나은행', '우리은행', 'NH농협', '페이코', '뱅크샐러드'],
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> SimpleAuthVerifyOutput | None:
+) -> SimpleAuthVerifyOutput:
     """민간 간편인증으로 본인 확인 (모의) — call ``simple_auth_verify`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = SimpleAuthVerifyInput.model_validate({
         "person_name": person_name,

@@ -25,11 +25,12 @@ async def tago_bus_arrivals(
     node_id: str | None = None,
     limit: int = 10,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> TagoBusArrivalsOutput | None:
+) -> TagoBusArrivalsOutput:
     """버스 도착 예정 정보 (정류장별, 서울 제외) — call ``tago_bus_arrivals`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = TagoBusArrivalsInput.model_validate({
         "city_code": city_code,

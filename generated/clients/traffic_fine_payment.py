@@ -24,11 +24,12 @@ async def traffic_fine_payment(
     birth_date: str,
     vehicle_number: str | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> TrafficFinePaymentOutput | None:
+) -> TrafficFinePaymentOutput:
     """교통 과태료·범칙금 조회와 납부 안내 (모의) — call ``traffic_fine_payment`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = TrafficFinePaymentInput.model_validate({
         "person_name": person_name,

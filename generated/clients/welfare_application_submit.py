@@ -26,11 +26,12 @@ async def welfare_application_submit(
     phone: str | None = None,
     region_name: str | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> WelfareApplicationSubmitOutput | None:
+) -> WelfareApplicationSubmitOutput:
     """복지급여 온라인 신청 (모의) — call ``welfare_application_submit`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = WelfareApplicationSubmitInput.model_validate({
         "service_name": service_name,

@@ -25,11 +25,12 @@ async def welfare_eligibility_check(
     service_name: Literal['주거급여', '생계급여', '의료급여', '교육급여', '기초연금', '장애인연금', '아동수당', '부모급여', '한부모가족 아동양육비', '긴급복지 생계지원', '에너지바우처'] | None = None,
     region_name: str | None = None,
     mode: Literal["auto", "live", "mock"] = "auto",
-) -> WelfareEligibilityCheckOutput | None:
+) -> WelfareEligibilityCheckOutput:
     """복지급여 받을 수 있는지 확인 (모의) — call ``welfare_eligibility_check`` through the shared dispatcher.
 
-    Returns None when the upstream has no data; raises ``AdapterCallError`` on an error outcome and
-    ``HandoffRequired`` (carrying the channel material) for a handoff.
+    Returns the typed output — never None: when the upstream has no data its ``items`` list is
+    empty. Raises ``AdapterCallError`` on an error outcome and ``HandoffRequired`` (carrying the
+    channel material) for a handoff.
     """
     args = WelfareEligibilityCheckInput.model_validate({
         "person_name": person_name,

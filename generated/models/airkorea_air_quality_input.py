@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, conint
 
 
-class Sido(StrEnum):
+class AirkoreaAirQualityInputSido(StrEnum):
     """
     Short 시도 name as AirKorea spells it (sidoName); 전국 = every station
     """
@@ -34,5 +34,5 @@ class AirkoreaAirQualityInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    sido: Sido = Field(..., description='Short 시도 name as AirKorea spells it (sidoName); 전국 = every station')
+    sido: AirkoreaAirQualityInputSido = Field(..., description='Short 시도 name as AirKorea spells it (sidoName); 전국 = every station', title='AirkoreaAirQualityInputSido')
     limit: conint(ge=1, le=200) | None = Field(100, description='How many stations')

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Item(BaseModel):
+class AirkoreaAirQualityOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -30,4 +30,4 @@ class AirkoreaAirQualityOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[AirkoreaAirQualityOutputItemsItem]

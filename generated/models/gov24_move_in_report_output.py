@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class Channel(BaseModel):
+class Gov24MoveInReportOutputChannel(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -13,7 +13,7 @@ class Channel(BaseModel):
     en: str
 
 
-class Steps(BaseModel):
+class Gov24MoveInReportOutputSteps(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -21,7 +21,7 @@ class Steps(BaseModel):
     en: list[str] | None = None
 
 
-class Documents(BaseModel):
+class Gov24MoveInReportOutputDocuments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -29,7 +29,7 @@ class Documents(BaseModel):
     en: list[str] | None = None
 
 
-class Deadline(BaseModel):
+class Gov24MoveInReportOutputDeadline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -37,7 +37,7 @@ class Deadline(BaseModel):
     en: str
 
 
-class Offline(BaseModel):
+class Gov24MoveInReportOutputOffline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -49,10 +49,10 @@ class Gov24MoveInReportOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    channel: Channel
+    channel: Gov24MoveInReportOutputChannel = Field(..., title='Gov24MoveInReportOutputChannel')
     url: str
-    steps: Steps
-    documents: Documents | None = None
-    deadline: Deadline | None = None
-    offline: Offline | None = None
+    steps: Gov24MoveInReportOutputSteps = Field(..., title='Gov24MoveInReportOutputSteps')
+    documents: Gov24MoveInReportOutputDocuments | None = Field(None, title='Gov24MoveInReportOutputDocuments')
+    deadline: Gov24MoveInReportOutputDeadline | None = Field(None, title='Gov24MoveInReportOutputDeadline')
+    offline: Gov24MoveInReportOutputOffline | None = Field(None, title='Gov24MoveInReportOutputOffline')
     phone: str | None = None

@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, confloat, conint, constr
 
 
-class Specialty(StrEnum):
+class HiraHospitalsInputSpecialty(StrEnum):
     """
     HIRA 진료과목코드 (dgsbjtCd)
     """
@@ -37,6 +37,6 @@ class HiraHospitalsInput(BaseModel):
     )
     latitude: confloat(ge=33.0, le=39.0) = Field(..., description='WGS84 latitude')
     longitude: confloat(ge=124.0, le=132.0) = Field(..., description='WGS84 longitude')
-    specialty: Specialty | None = Field(None, description='HIRA 진료과목코드 (dgsbjtCd)')
+    specialty: HiraHospitalsInputSpecialty | None = Field(None, description='HIRA 진료과목코드 (dgsbjtCd)', title='HiraHospitalsInputSpecialty')
     name: constr(min_length=1, max_length=50) | None = Field(None, description='Part of the institution name (yadmNm)')
     limit: conint(ge=1, le=50) | None = Field(10, description='How many institutions')

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class Channel(BaseModel):
+class HometaxIncomeTaxFilingOutputChannel(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -13,7 +13,7 @@ class Channel(BaseModel):
     en: str
 
 
-class Steps(BaseModel):
+class HometaxIncomeTaxFilingOutputSteps(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -21,7 +21,7 @@ class Steps(BaseModel):
     en: list[str] | None = None
 
 
-class Documents(BaseModel):
+class HometaxIncomeTaxFilingOutputDocuments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -29,7 +29,7 @@ class Documents(BaseModel):
     en: list[str] | None = None
 
 
-class Deadline(BaseModel):
+class HometaxIncomeTaxFilingOutputDeadline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -37,7 +37,7 @@ class Deadline(BaseModel):
     en: str
 
 
-class Offline(BaseModel):
+class HometaxIncomeTaxFilingOutputOffline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -49,10 +49,10 @@ class HometaxIncomeTaxFilingOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    channel: Channel
+    channel: HometaxIncomeTaxFilingOutputChannel = Field(..., title='HometaxIncomeTaxFilingOutputChannel')
     url: str
-    steps: Steps
-    documents: Documents | None = None
-    deadline: Deadline | None = None
-    offline: Offline | None = None
+    steps: HometaxIncomeTaxFilingOutputSteps = Field(..., title='HometaxIncomeTaxFilingOutputSteps')
+    documents: HometaxIncomeTaxFilingOutputDocuments | None = Field(None, title='HometaxIncomeTaxFilingOutputDocuments')
+    deadline: HometaxIncomeTaxFilingOutputDeadline | None = Field(None, title='HometaxIncomeTaxFilingOutputDeadline')
+    offline: HometaxIncomeTaxFilingOutputOffline | None = Field(None, title='HometaxIncomeTaxFilingOutputOffline')
     phone: str | None = None

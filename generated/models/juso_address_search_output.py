@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, constr
 
 
-class Item(BaseModel):
+class JusoAddressSearchOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -29,4 +29,4 @@ class JusoAddressSearchOutput(BaseModel):
         extra='forbid',
     )
     total_count: int = Field(..., description='Matches upstream (may exceed the items returned)')
-    items: list[Item]
+    items: list[JusoAddressSearchOutputItemsItem]

@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, constr
 
 
-class RegionType(StrEnum):
+class KakaoCoordToRegionOutputItemsItemRegionType(StrEnum):
     """
     B legal dong (법정동), H administrative dong (행정동)
     """
@@ -14,11 +14,11 @@ class RegionType(StrEnum):
     H = 'H'
 
 
-class Item(BaseModel):
+class KakaoCoordToRegionOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    region_type: RegionType = Field(..., description='B legal dong (법정동), H administrative dong (행정동)')
+    region_type: KakaoCoordToRegionOutputItemsItemRegionType = Field(..., description='B legal dong (법정동), H administrative dong (행정동)', title='KakaoCoordToRegionOutputItemsItemRegionType')
     region_code: constr(pattern=r'^[0-9]{10}$')
     region_name: str
     sido_name: str | None = None
@@ -34,4 +34,4 @@ class KakaoCoordToRegionOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[KakaoCoordToRegionOutputItemsItem]

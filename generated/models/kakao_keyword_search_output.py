@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 
-class Item(BaseModel):
+class KakaoKeywordSearchOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -28,4 +28,4 @@ class KakaoKeywordSearchOutput(BaseModel):
     )
     total_count: int
     is_end: bool | None = None
-    items: list[Item]
+    items: list[KakaoKeywordSearchOutputItemsItem]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Item(BaseModel):
+class KasiPublicHolidaysOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    date: str = Field(..., description='YYYY-MM-DD')
+    date: str = Field(..., description='YYYY-MM-DD (a calendar fact: never moved by Mock)')
     name: str = Field(..., description="The day's name as KASI writes it (기독탄신일, 대체공휴일 …)")
     is_holiday: bool | None = Field(None, description='isHoliday Y/N')
 
@@ -19,4 +19,4 @@ class KasiPublicHolidaysOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[KasiPublicHolidaysOutputItemsItem]

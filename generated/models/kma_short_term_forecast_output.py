@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, conint, constr
 
 
-class Item(BaseModel):
+class KmaShortTermForecastOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -29,4 +29,4 @@ class KmaShortTermForecastOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[KmaShortTermForecastOutputItemsItem]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, constr
 
 
-class Item(BaseModel):
+class KmaUltraShortNowcastOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -24,4 +24,4 @@ class KmaUltraShortNowcastOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item] = Field(..., max_length=1)
+    items: list[KmaUltraShortNowcastOutputItemsItem] = Field(..., max_length=1)

@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Station(StrEnum):
+class KmaWeatherWarningsInputStation(StrEnum):
     """
     KMA office issuing the bulletins (stnId)
     """
@@ -26,4 +26,4 @@ class KmaWeatherWarningsInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    station: Station | None = Field('108', description='KMA office issuing the bulletins (stnId)')
+    station: KmaWeatherWarningsInputStation | None = Field('108', description='KMA office issuing the bulletins (stnId)', title='KmaWeatherWarningsInputStation')

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Item(BaseModel):
+class KmaWeatherWarningsOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -20,4 +20,4 @@ class KmaWeatherWarningsOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[KmaWeatherWarningsOutputItemsItem]

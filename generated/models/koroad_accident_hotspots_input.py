@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, conint, constr
 
 
-class SidoCode(StrEnum):
+class KoroadAccidentHotspotsInputSidoCode(StrEnum):
     """
     법정동 시도 code, first two digits (siDo)
     """
@@ -33,6 +33,6 @@ class KoroadAccidentHotspotsInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    sido_code: SidoCode = Field(..., description='법정동 시도 code, first two digits (siDo)')
+    sido_code: KoroadAccidentHotspotsInputSidoCode = Field(..., description='법정동 시도 code, first two digits (siDo)', title='KoroadAccidentHotspotsInputSidoCode')
     gugun_code: constr(pattern=r'^[0-9]{3}$') = Field(..., description='법정동 시군구 code, digits 3–5 (guGun), e.g. 380 = 부산 사하구, 140 = 서울 중구; 세종 uses 110')
     year: conint(ge=2012, le=2026) | None = Field(2024, description='Accident year (searchYearCd)')

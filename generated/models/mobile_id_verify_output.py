@@ -6,14 +6,14 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class MockStatus(StrEnum):
+class MobileIdVerifyOutputMockStatus(StrEnum):
     """
     Always a simulated check
     """
     mock_checked = 'mock_checked'
 
 
-class Item(BaseModel):
+class MobileIdVerifyOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -32,6 +32,6 @@ class MobileIdVerifyOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    mock_status: MockStatus = Field(..., description='Always a simulated check')
+    mock_status: MobileIdVerifyOutputMockStatus = Field(..., description='Always a simulated check', title='MobileIdVerifyOutputMockStatus')
     total_count: int
-    items: list[Item]
+    items: list[MobileIdVerifyOutputItemsItem]

@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, conint, constr
 
 
-class LifeStage(StrEnum):
+class MohwWelfareServicesInputLifeStage(StrEnum):
     """
     생애주기 code (lifeArray)
     """
@@ -19,7 +19,7 @@ class LifeStage(StrEnum):
     field_007 = '007'
 
 
-class TargetGroup(StrEnum):
+class MohwWelfareServicesInputTargetGroup(StrEnum):
     """
     가구상황 code (trgterIndvdlArray)
     """
@@ -36,6 +36,6 @@ class MohwWelfareServicesInput(BaseModel):
         extra='forbid',
     )
     keyword: constr(min_length=1, max_length=50) | None = Field(None, description='Search word in the service name or content (searchWrd)')
-    life_stage: LifeStage | None = Field(None, description='생애주기 code (lifeArray)')
-    target_group: TargetGroup | None = Field(None, description='가구상황 code (trgterIndvdlArray)')
+    life_stage: MohwWelfareServicesInputLifeStage | None = Field(None, description='생애주기 code (lifeArray)', title='MohwWelfareServicesInputLifeStage')
+    target_group: MohwWelfareServicesInputTargetGroup | None = Field(None, description='가구상황 code (trgterIndvdlArray)', title='MohwWelfareServicesInputTargetGroup')
     limit: conint(ge=1, le=50) | None = Field(10, description='How many services')

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class Channel(BaseModel):
+class MydataConsentOutputChannel(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -13,7 +13,7 @@ class Channel(BaseModel):
     en: str
 
 
-class Steps(BaseModel):
+class MydataConsentOutputSteps(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -21,7 +21,7 @@ class Steps(BaseModel):
     en: list[str] | None = None
 
 
-class Documents(BaseModel):
+class MydataConsentOutputDocuments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -29,7 +29,7 @@ class Documents(BaseModel):
     en: list[str] | None = None
 
 
-class Deadline(BaseModel):
+class MydataConsentOutputDeadline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -37,7 +37,7 @@ class Deadline(BaseModel):
     en: str
 
 
-class Offline(BaseModel):
+class MydataConsentOutputOffline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -49,10 +49,10 @@ class MydataConsentOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    channel: Channel
+    channel: MydataConsentOutputChannel = Field(..., title='MydataConsentOutputChannel')
     url: str
-    steps: Steps
-    documents: Documents | None = None
-    deadline: Deadline | None = None
-    offline: Offline | None = None
+    steps: MydataConsentOutputSteps = Field(..., title='MydataConsentOutputSteps')
+    documents: MydataConsentOutputDocuments | None = Field(None, title='MydataConsentOutputDocuments')
+    deadline: MydataConsentOutputDeadline | None = Field(None, title='MydataConsentOutputDeadline')
+    offline: MydataConsentOutputOffline | None = Field(None, title='MydataConsentOutputOffline')
     phone: str | None = None

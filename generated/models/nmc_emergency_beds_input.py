@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, conint, constr
 
 
-class Sido(StrEnum):
+class NmcEmergencyBedsInputSido(StrEnum):
     """
     시도 full name as E-Gen spells it (STAGE1)
     """
@@ -33,6 +33,6 @@ class NmcEmergencyBedsInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    sido: Sido = Field(..., description='시도 full name as E-Gen spells it (STAGE1)')
+    sido: NmcEmergencyBedsInputSido = Field(..., description='시도 full name as E-Gen spells it (STAGE1)', title='NmcEmergencyBedsInputSido')
     sigungu: constr(min_length=1, max_length=20) | None = Field(None, description='시군구 name inside the 시도 (STAGE2), e.g. 서구, 사하구, 수원시 장안구')
     limit: conint(ge=1, le=50) | None = Field(10, description='How many hospitals')

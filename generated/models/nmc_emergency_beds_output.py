@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Item(BaseModel):
+class NmcEmergencyBedsOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -27,4 +27,4 @@ class NmcEmergencyBedsOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[NmcEmergencyBedsOutputItemsItem]

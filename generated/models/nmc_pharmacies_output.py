@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Item(BaseModel):
+class NmcPharmaciesOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -25,4 +25,4 @@ class NmcPharmaciesOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[NmcPharmaciesOutputItemsItem]

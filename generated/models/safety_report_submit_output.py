@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class Channel(BaseModel):
+class SafetyReportSubmitOutputChannel(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -13,7 +13,7 @@ class Channel(BaseModel):
     en: str
 
 
-class Steps(BaseModel):
+class SafetyReportSubmitOutputSteps(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -21,7 +21,7 @@ class Steps(BaseModel):
     en: list[str] | None = None
 
 
-class Documents(BaseModel):
+class SafetyReportSubmitOutputDocuments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -29,7 +29,7 @@ class Documents(BaseModel):
     en: list[str] | None = None
 
 
-class Deadline(BaseModel):
+class SafetyReportSubmitOutputDeadline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -37,7 +37,7 @@ class Deadline(BaseModel):
     en: str
 
 
-class Offline(BaseModel):
+class SafetyReportSubmitOutputOffline(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -49,10 +49,10 @@ class SafetyReportSubmitOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    channel: Channel
+    channel: SafetyReportSubmitOutputChannel = Field(..., title='SafetyReportSubmitOutputChannel')
     url: str
-    steps: Steps
-    documents: Documents | None = None
-    deadline: Deadline | None = None
-    offline: Offline | None = None
+    steps: SafetyReportSubmitOutputSteps = Field(..., title='SafetyReportSubmitOutputSteps')
+    documents: SafetyReportSubmitOutputDocuments | None = Field(None, title='SafetyReportSubmitOutputDocuments')
+    deadline: SafetyReportSubmitOutputDeadline | None = Field(None, title='SafetyReportSubmitOutputDeadline')
+    offline: SafetyReportSubmitOutputOffline | None = Field(None, title='SafetyReportSubmitOutputOffline')
     phone: str | None = None

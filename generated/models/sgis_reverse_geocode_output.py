@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Item(BaseModel):
+class SgisReverseGeocodeOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -23,4 +23,4 @@ class SgisReverseGeocodeOutput(BaseModel):
         extra='forbid',
     )
     total_count: int
-    items: list[Item]
+    items: list[SgisReverseGeocodeOutputItemsItem]

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, constr
 from datetime import date
 
 
-class Provider(StrEnum):
+class SimpleAuthVerifyInputProvider(StrEnum):
     """
     Certificate provider as citizens name it
     """
@@ -32,4 +32,4 @@ class SimpleAuthVerifyInput(BaseModel):
     person_name: constr(min_length=2, max_length=40)
     birth_date: date = Field(..., description='YYYY-MM-DD')
     phone: constr(pattern=r'^01[016789]-?[0-9]{3,4}-?[0-9]{4}$') = Field(..., description='Mobile number registered with the provider')
-    provider: Provider = Field(..., description='Certificate provider as citizens name it')
+    provider: SimpleAuthVerifyInputProvider = Field(..., description='Certificate provider as citizens name it', title='SimpleAuthVerifyInputProvider')

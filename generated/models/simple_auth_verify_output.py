@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from pydantic import BaseModel, ConfigDict, constr
+from pydantic import BaseModel, ConfigDict, Field, constr
 
 
-class MockStatus(StrEnum):
+class SimpleAuthVerifyOutputMockStatus(StrEnum):
     mock_checked = 'mock_checked'
 
 
-class AuthStatus(StrEnum):
+class SimpleAuthVerifyOutputItemsItemAuthStatus(StrEnum):
     APPROVED = 'APPROVED'
     PENDING = 'PENDING'
     EXPIRED = 'EXPIRED'
     REJECTED = 'REJECTED'
 
 
-class Item(BaseModel):
+class SimpleAuthVerifyOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
     transaction_id: constr(pattern=r'^MOCK-')
     provider: str
     certificate_issuer: str | None = None
-    auth_status: AuthStatus
+    auth_status: SimpleAuthVerifyOutputItemsItemAuthStatus = Field(..., title='SimpleAuthVerifyOutputItemsItemAuthStatus')
     verified: bool
     name_masked: str | None = None
     phone_masked: str | None = None
@@ -38,6 +38,6 @@ class SimpleAuthVerifyOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    mock_status: MockStatus
+    mock_status: SimpleAuthVerifyOutputMockStatus = Field(..., title='SimpleAuthVerifyOutputMockStatus')
     total_count: int
-    items: list[Item]
+    items: list[SimpleAuthVerifyOutputItemsItem]

@@ -6,7 +6,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, conint, constr
 
 
-class CityCode(StrEnum):
+class TagoBusArrivalsInputCityCode(StrEnum):
     """
     TAGO city code (cityCode). Seoul has none.
     """
@@ -40,7 +40,7 @@ class TagoBusArrivalsInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    city_code: CityCode = Field(..., description='TAGO city code (cityCode). Seoul has none.')
+    city_code: TagoBusArrivalsInputCityCode = Field(..., description='TAGO city code (cityCode). Seoul has none.', title='TagoBusArrivalsInputCityCode')
     stop_name: constr(min_length=1, max_length=40) = Field(..., description='Bus stop name as on the sign (nodeNm)')
     node_id: constr(pattern=r'^[A-Z]{3}[0-9A-Z]+$') | None = Field(None, description='TAGO stop id (nodeId); filled by the lookup when absent')
     limit: conint(ge=1, le=50) | None = Field(10, description='How many arrivals')

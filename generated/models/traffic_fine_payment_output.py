@@ -6,24 +6,24 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, conint, constr
 
 
-class MockStatus(StrEnum):
+class TrafficFinePaymentOutputMockStatus(StrEnum):
     """
     Nothing is ever paid by this adapter
     """
     not_submitted = 'not_submitted'
 
 
-class FineKind(StrEnum):
+class TrafficFinePaymentOutputItemsItemFineKind(StrEnum):
     과태료 = '과태료'
     범칙금 = '범칙금'
 
 
-class Item(BaseModel):
+class TrafficFinePaymentOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
     notice_number: str
-    fine_kind: FineKind
+    fine_kind: TrafficFinePaymentOutputItemsItemFineKind = Field(..., title='TrafficFinePaymentOutputItemsItemFineKind')
     violation: str
     violated_at: str | None = None
     place: str | None = None
@@ -42,6 +42,6 @@ class TrafficFinePaymentOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    mock_status: MockStatus = Field(..., description='Nothing is ever paid by this adapter')
+    mock_status: TrafficFinePaymentOutputMockStatus = Field(..., description='Nothing is ever paid by this adapter', title='TrafficFinePaymentOutputMockStatus')
     total_count: int
-    items: list[Item]
+    items: list[TrafficFinePaymentOutputItemsItem]

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, constr
 from datetime import date
 
 
-class ServiceName(StrEnum):
+class WelfareApplicationSubmitInputServiceName(StrEnum):
     """
     Benefit to apply for, e.g. 주거급여, 기초연금
     """
@@ -28,7 +28,7 @@ class WelfareApplicationSubmitInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    service_name: ServiceName = Field(..., description='Benefit to apply for, e.g. 주거급여, 기초연금')
+    service_name: WelfareApplicationSubmitInputServiceName = Field(..., description='Benefit to apply for, e.g. 주거급여, 기초연금', title='WelfareApplicationSubmitInputServiceName')
     person_name: constr(min_length=2, max_length=40)
     birth_date: date = Field(..., description='YYYY-MM-DD')
     phone: constr(pattern=r'^01[016789]-?[0-9]{3,4}-?[0-9]{4}$') | None = None

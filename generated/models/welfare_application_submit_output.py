@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, constr
 from typing import Literal
 
 
-class MockStatus(StrEnum):
+class WelfareApplicationSubmitOutputMockStatus(StrEnum):
     """
     Never a real submission
     """
@@ -15,7 +15,7 @@ class MockStatus(StrEnum):
     not_submitted = 'not_submitted'
 
 
-class Item(BaseModel):
+class WelfareApplicationSubmitOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -34,6 +34,6 @@ class WelfareApplicationSubmitOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    mock_status: MockStatus = Field(..., description='Never a real submission')
+    mock_status: WelfareApplicationSubmitOutputMockStatus = Field(..., description='Never a real submission', title='WelfareApplicationSubmitOutputMockStatus')
     total_count: int
-    items: list[Item]
+    items: list[WelfareApplicationSubmitOutputItemsItem]

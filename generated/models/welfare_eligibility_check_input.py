@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, constr
 from datetime import date
 
 
-class ServiceName(StrEnum):
+class WelfareEligibilityCheckInputServiceName(StrEnum):
     """
     Benefit to check, e.g. 주거급여, 기초연금 (all main benefits when absent)
     """
@@ -30,5 +30,5 @@ class WelfareEligibilityCheckInput(BaseModel):
     )
     person_name: constr(min_length=2, max_length=40)
     birth_date: date = Field(..., description='YYYY-MM-DD')
-    service_name: ServiceName | None = Field(None, description='Benefit to check, e.g. 주거급여, 기초연금 (all main benefits when absent)')
+    service_name: WelfareEligibilityCheckInputServiceName | None = Field(None, description='Benefit to check, e.g. 주거급여, 기초연금 (all main benefits when absent)', title='WelfareEligibilityCheckInputServiceName')
     region_name: constr(min_length=2, max_length=40) | None = Field(None, description='Place of residence (시·군·구)')

@@ -6,24 +6,24 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class MockStatus(StrEnum):
+class WelfareEligibilityCheckOutputMockStatus(StrEnum):
     mock_checked = 'mock_checked'
 
 
-class Outcome(StrEnum):
+class WelfareEligibilityCheckOutputItemsItemOutcome(StrEnum):
     likely_eligible = 'likely_eligible'
     likely_ineligible = 'likely_ineligible'
     needs_review = 'needs_review'
 
 
-class Item(BaseModel):
+class WelfareEligibilityCheckOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
     service_id: str | None = None
     service_name: str
     ministry: str | None = None
-    outcome: Outcome
+    outcome: WelfareEligibilityCheckOutputItemsItemOutcome = Field(..., title='WelfareEligibilityCheckOutputItemsItemOutcome')
     criterion: str | None = None
     reason: str | None = None
     apply_channel: str | None = None
@@ -33,9 +33,9 @@ class WelfareEligibilityCheckOutput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    mock_status: MockStatus
+    mock_status: WelfareEligibilityCheckOutputMockStatus = Field(..., title='WelfareEligibilityCheckOutputMockStatus')
     standard_year: str | None = Field(None, description='Year of the 기준 중위소득 used')
     household_size: int | None = None
     income_ratio_percent: float | None = Field(None, description='소득인정액 as % of 기준 중위소득')
     total_count: int
-    items: list[Item]
+    items: list[WelfareEligibilityCheckOutputItemsItem]

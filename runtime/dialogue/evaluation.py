@@ -179,7 +179,11 @@ def evaluate(conversations: list[Conversation], *, split: str = "all", generated
     with tempfile.TemporaryDirectory(prefix="ummaya-eval-") as tmp:
         store = open_store(f"sqlite:///{tmp}/eval.sqlite3")
         try:
-            eng = build_engine(generated, store=store)
+            from ..assemble import fixed_clock
+            from ..scenarios import SCENARIO_CLOCK
+
+            # The conversations run at the scenarios' pinned moment (same dates everywhere).
+            eng = build_engine(generated, store=store, clock=fixed_clock(SCENARIO_CLOCK))
             return Report(asyncio.run(run_all(eng)), split)
         finally:
             store.close()

@@ -76,12 +76,13 @@ def forms_of_text(text: str) -> set[str]:
 
 def form_of_value(slot: str, value: object) -> set[str]:
     """The normal form(s) of one argument value, matching :func:`forms_of_text`."""
-    from ..turn.provenance import DIGIT_SLOTS, dates_in
+    from ..turn.provenance import compare_of, dates_in
 
     raw = str(value)
-    if slot == "birth_date":
+    compare = compare_of(slot)
+    if compare == "date":
         return {f"d:{y:04d}-{m:02d}-{d:02d}" for y, m, d in (dates_in(raw) or dates_in(_digits(raw)))}
-    if slot in DIGIT_SLOTS:
+    if compare == "digits":
         d = _digits(raw)
         return {"n:" + d} if len(d) >= 4 else set()
     v = squash(raw)
@@ -100,7 +101,9 @@ def given_earlier(slot: str, value: object, key: bytes | None, known: Iterable[s
     if not wanted:
         return False
     have = known if isinstance(known, (set, frozenset)) else set(known)
-    return all(d in have for d in digests(key, wanted)) if slot == "birth_date" else bool(set(digests(key, wanted)) & have)
+    from ..turn.provenance import compare_of
+
+    return all(d in have for d in digests(key, wanted)) if compare_of(slot) == "date" else bool(set(digests(key, wanted)) & have)
 
 
 def remember(previous: list[str], key: bytes, text: str) -> list[str]:

@@ -28,63 +28,59 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..plan import lexicon as lx
-from ..plan import slots as sx
-from ..plan.place import bare_place, classify, has_deixis
-from .state import PERSONAL_SLOTS, PLACE_SLOTS, TIME_SLOTS, DialogueState
+from ..understand import dates, grammar, table, vocab
+from ..understand.names import content_words
+from ..understand.numbers import coordinates_in
+from ..understand.places import bare_place, classify, find_place, has_deixis, has_place_suffix, known_places
+from ..understand.places import without_personal
+from ..understand.readers import READERS, ReadRequest
+from ..understand.regions import find_region
+from .state import DialogueState
 
 Kind = Literal["new", "answer", "followup", "switch", "decline", "ack"]
 
-# A bare yes or no (「네」, 「응 해줘」, "yes", 「아니」): only ever the answer to the engine's own
-# question — never a request of its own, never a topic.
-_YES = re.compile(
-    r"^(?:(?:네|넵|예|응|웅|어|그래|그래요|좋아|좋아요|오케이|해줘|해\s*줘|해주세요|해\s*주세요|진행해줘|진행해\s*주세요|진행|"
-    r"동의|동의해요|동의합니다|동의할게요|알겠어|알겠어요|yes|yeah|yep|ok|okay|sure|go ahead|please do|please)[\s.,!~?]*)+$",
-    re.I,
-)
-_NO = re.compile(
-    r"^(?:(?:아니|아니요|아뇨|아니야|싫어|싫어요|괜찮아|괜찮아요|됐어|됐어요|안\s*할래|취소|취소해줘|그만|no|nope|cancel|"
-    r"never mind|no thanks)[\s.,!~?]*)+$",
-    re.I,
-)
+
+def _phrase_rx(words: frozenset[str] | set[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) or "(?!)"
 
 
-_THANKS = re.compile(
-    r"^(?:(?:고마워|고마워요|고맙습니다|감사|감사해요|감사합니다|땡큐|알겠어|알겠어요|알겠습니다|알았어|네\s*알겠습니다|"
-    r"thanks|thank you|thx|got it|great|cool)[\s.,!~?ㅎㅋ]*)+$",
-    re.I,
-)
+def _reply_rx(cls: str) -> re.Pattern[str]:
+    return re.compile(rf"^(?:(?:{_phrase_rx(vocab.words('replies', cls))})[\s.,!~?ㅎㅋ]*)+$", re.I)
 
 
 def yes_or_no(text: str) -> str | None:
+    """A bare yes or no (「네」, 「응 해줘」, "yes", 「아니」): only ever the answer to the engine's own
+    question — never a request of its own, never a topic. The words are registry/_vocab/replies.yaml."""
     t = text.strip()
-    if _THANKS.match(t):
-        return "thanks"
-    if _NO.match(t):
-        return "no"
-    if _YES.match(t):
-        return "yes"
+    for kind in ("thanks", "no", "yes"):
+        if _reply_rx(kind).match(t):
+            return kind
     return None
+
+
+def _not_this() -> re.Pattern[str]:
+    """「응급실 말고 약국」, "not the ER, a pharmacy": what the citizen turns away from is no topic."""
+    ko = _phrase_rx(vocab.fw("rejection"))
+    en = _phrase_rx(vocab.fw("rejection_en"))
+    return re.compile(rf"\S+\s*(?:{ko})(?=\s|$)|\b(?:{en})\s+(?:the\s+|an?\s+)?\w+\b,?", re.I)
 
 
 def drop_rejected(text: str) -> str:
     """The request without what a correction rejects: 「아니 서울 말고 부산」 → 「아니 부산」."""
-    return re.sub(r"\s+", " ", _NOT_THIS.sub(" ", text)).strip() or text
+    return re.sub(r"\s+", " ", _not_this().sub(" ", text)).strip() or text
+
+
+def _fillers(text: str) -> str:
+    ko = _phrase_rx(vocab.fw("fillers"))
+    en = _phrase_rx(vocab.fw("fillers_en"))
+    text = re.sub(rf"^(?:{ko})\s*", "", text)
+    return re.sub(rf"^(?:{en})\b", "", text, flags=re.I).strip()
+
 
 # A carried topic wins over the retrieval's top candidate when it scores at least this share of it.
 NEAR_TIE = 0.85
 # A pending intent yields to another adapter only when that one scores this many times higher.
 CLEARLY_NEW = 2.0
-
-_FILLERS_KO = re.compile(r"^(?:그럼|그러면|그리고|아|음|혹시|또|그럼요|근데|그런데|그건|이번엔|이번에는)\s*")
-# Time phrases whose words would otherwise read as a topic ("day" names the holiday calendar).
-_TIME_PHRASES = re.compile(
-    r"(?:the\s+)?day\s+after(?:\s+tomorrow)?|(?:the\s+)?next\s+(?:day|week|month)|(?:this|the)\s+weekend|"
-    r"그\s*다음\s*날|다음\s*날|전날|하루\s*뒤|이틀\s*뒤|사흘\s*뒤", re.I)
-
-# 「응급실 말고 약국」, "not the ER, a pharmacy": what the citizen turns away from is no topic.
-_NOT_THIS = re.compile(r"\S+\s*(?:말고|아니고|대신에?|빼고)(?=\s|$)|\b(?:not|instead of)\s+(?:the\s+|an?\s+)?\w+\b,?", re.I)
-_EN_FOLLOW = re.compile(r"^(?:and|what about|how about|and what about|then|ok|okay|so)\b", re.I)
 
 
 @dataclass
@@ -122,35 +118,33 @@ class Frame:
 _vocab_cache: dict[int, tuple[Any, frozenset[str]]] = {}
 
 
+def _words(text: str) -> list[str]:
+    return [grammar.strip_particle(w, known=known_places()) for w in re.findall(r"[\w\-·.]+", text)]
+
+
 def _topic_vocabulary(catalog: Any) -> frozenset[str]:
     """Words that name *what* a request is about, from every adapter's hints and title; place
     names and function words are left out (they say where or how, not what)."""
-    vocab: set[str] = set()
+    topic: set[str] = set()
     for m in catalog.adapters.values():
         for text in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en):
-            ws = sx.words(text)
+            ws = _words(text)
             for i, w in enumerate(ws):
                 lw = w.lower()
                 if len(lw) == 1 and re.fullmatch(r"[가-힣]", lw) and i < len(ws) - 1:
                     # A one-syllable noun before the predicate of a hint (「비 와?」, 「약 먹어도
                     # 돼?」): Korean puts the verb last, so what comes before it is the topic.
-                    vocab.add(lw)
+                    topic.add(lw)
                     continue
-                if len(lw) < 2 or lw in lx.STOPWORDS or lw in lx.TEMPORAL_WORDS:
+                if len(lw) < 2 or lw in vocab.fw("request") or lw in vocab.fw("temporal"):
                     continue
                 kind, _ = classify(w)
                 if kind == "skip":
                     continue
-                if w in _known_places():
+                if w in known_places():
                     continue
-                vocab.add(lw)
-    return frozenset(vocab)
-
-
-def _known_places() -> frozenset[str]:
-    from ..plan.place import known_places
-
-    return known_places()
+                topic.add(lw)
+    return frozenset(topic)
 
 
 def topic_vocabulary(catalog: Any) -> frozenset[str]:
@@ -180,25 +174,31 @@ def adapter_vocabulary(m: Any) -> frozenset[str]:
 def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
     """The words of ``text`` that name a topic (a service, a thing) rather than a place or time."""
     out = []
-    for w in sx.words(sx._without_personal(text)):
+    counters = vocab.words("counters", "counters")
+    for raw in without_personal(text).split():
+        w = grammar.strip_particle(raw.strip(".,!?~"), known=known_places())
         lw = w.lower()
-        if len(lw) < 2 and lw in vocabulary or _mono_topic(lw, vocabulary):
+        if lw in counters or lw in grammar.NATIVE_NUMBERS or re.fullmatch(r"[\d.,\-]+", lw):
+            continue  # 「두 곳만」: how many, never what
+        if len(lw) < 2 and lw in vocabulary or _mono_topic(raw.strip(".,!?~").lower(), vocabulary):
             out.append(w)  # 「비」, 「비가」, 「눈이」: a one-syllable topic, alone or with its particle
             continue
-        if len(lw) < 2 or lw in lx.TEMPORAL_WORDS or w in _known_places() or lw in _known_places():
+        if len(lw) < 2 or lw in vocab.fw("temporal") or w in known_places() or lw in known_places():
             continue
-        if sx.find_region(w) is not None and (lw not in vocabulary or w[:1].isupper()):
+        bare = raw.strip(".,!?~")
+        if lw in vocab.fw("request") or bare.lower() in vocab.fw("request") or (
+                bare == w and grammar.is_predicate(w) and w not in vocab.nouns()):
+            continue  # 「다시 보여줘」: asking, never what
+        if find_region(w) is not None and (lw not in vocabulary or w[:1].isupper()):
             continue  # a region's name says where, not what
         if in_vocabulary(lw, vocabulary):
             out.append(w)
     return out
 
 
-_MONO_PARTICLES = ("가", "이", "는", "은", "도", "를", "을", "만")
-
-
 def _mono_topic(word: str, vocabulary: frozenset[str] | set[str]) -> bool:
-    return len(word) == 2 and word[1] in _MONO_PARTICLES and word[0] in vocabulary
+    """「비가」, 「눈이」: a one-syllable topic with its particle."""
+    return len(word) == 2 and word[1] in grammar.PARTICLES and grammar.particle_fits(word[0], word[1]) and word[0] in vocabulary
 
 
 def in_vocabulary(word: str, vocabulary: frozenset[str] | set[str]) -> bool:
@@ -223,41 +223,33 @@ def _pin(found: list[dict[str, Any]], m: Any, top_k: int) -> list[dict[str, Any]
 def _names_time(text: str, language: str) -> bool:
     from ..context import now_kst
 
-    now = now_kst()
-    return sx.find_date(text, now) is not None or (
-        sx.find_time(text, now) is not None and not re.search(r"지금|현재|now", text, re.I)
-    ) or re.search(r"\d{1,2}\s*시|오전|오후|아침|저녁|밤|주말|요일|작년|재작년|올해|내년|어제|20\d\d\s*년|"
-                   r"weekend|morning|evening|night|yesterday|last year|this year|next year", text, re.I) is not None
+    return dates.names_day(text, now_kst())
 
 
 def _fills(missing: list[str], text: str, language: str, place: str | None, region: Any,
            deixis: bool, state: DialogueState) -> list[str]:
-    """Which of the pending question's missing slots this message fills."""
-    out = []
-    now = None
-    for slot in missing:
-        if slot in PLACE_SLOTS or slot in ("place", "request"):
-            if place or region is not None or sx.find_coordinates(text) or (deixis and state.place):
-                out.append(slot)
-        elif slot in ("date", "time"):
-            from ..context import now_kst
+    """Which of the pending question's missing slots this message fills — each read by its slot
+    type's own reader, so the dialogue and the planner never disagree about what a message says."""
+    from ..context import now_kst
 
-            now = now or now_kst()
-            if (sx.find_date if slot == "date" else sx.find_time)(text, now) is not None:
+    out = []
+    now = now_kst()
+    for slot in missing:
+        st = table.slot(slot)
+        if slot == "request" or (st is not None and "where" in st.facets):
+            if place or region is not None or coordinates_in(text) or (deixis and state.place):
                 out.append(slot)
-        elif slot in sx_patterns():
-            if sx_patterns()[slot](text):
+            continue
+        if st is None:
+            continue
+        if st.class_ in ("date", "month", "year", "time") or st.personal or st.class_ in ("count", "number"):
+            read = READERS.get(st.reader) if st.reader else None
+            if read is not None and read(ReadRequest(text, now, {"type": "string"}, slot, language, {}, st)) is not None:
                 out.append(slot)
-        elif slot in ("keyword", "drug_name", "free_text", "specialty", "life_stage", "target_group"):
-            if sx.content_words(text, set()):
+        elif st.class_ in ("product", "keyword", "text", "code", "identifier"):
+            if content_words(text):
                 out.append(slot)
     return out
-
-
-def sx_patterns() -> dict[str, Any]:
-    from ..plan.offline import _PATTERNS
-
-    return _PATTERNS
 
 
 def resolve(
@@ -265,22 +257,23 @@ def resolve(
     view: str | None = None, top_k: int = 5, filters: dict | None = None,
 ) -> Frame:
     """Read ``query`` against ``state``; run retrieval; return what the planner should see."""
-    text = _FILLERS_KO.sub("", query.strip())
-    text = _EN_FOLLOW.sub("", text).strip() or query
-    text = _NOT_THIS.sub(" ", text).strip() or text
-    vocab = topic_vocabulary(catalog)
+    text = _fillers(query.strip()) or query
+    text = _not_this().sub(" ", text).strip() or text
+    topic_vocab = topic_vocabulary(catalog)
     deixis = has_deixis(text)
-    anchored = sx.find_place(text, language, vocab)
-    region = sx.find_region(text)
-    topics = topic_words(_TIME_PHRASES.sub(" ", text), vocab)
-    new_time = _names_time(text, language) or _TIME_PHRASES.search(text) is not None
+    anchored = find_place(text, language, topic_vocab)
+    region = find_region(text)
+    topics = topic_words(dates.without_time_words(text), topic_vocab)
+    new_time = _names_time(text, language)
     carried = state.carried_slots()
 
     # Retrieval on the message as written (personal data removed by the caller's view).
-    context = frozenset(carried) | ({"coordinates"} if {"latitude", "longitude"} <= set(carried) else set())
+    context = frozenset(table.expand(set(carried)))
+    if coordinates_in(text) is not None:  # the message types a point itself
+        context |= table.slot_table().of_class("coordinates")
     view = (view or query).strip()
-    view = _EN_FOLLOW.sub("", _FILLERS_KO.sub("", view)).strip() or view
-    view = _NOT_THIS.sub(" ", view).strip() or view
+    view = _fillers(view) or view
+    view = _not_this().sub(" ", view).strip() or view
     found_raw = retriever.search(view, top_k=top_k, filters=filters, context_slots=context)
     if not found_raw and topics and (state.place is not None or state.last_intent is not None):
         # An elliptical new topic (「그 근처 병원은?」) read as the request it stands for: the
@@ -313,8 +306,8 @@ def resolve(
     pending = state.pending if state.pending and state.pending.kind == "input" else None
     if pending and pending.adapter_id in catalog.adapters:
         target = catalog.get(pending.adapter_id)
-        own_vocab = adapter_vocabulary(target) | vocab
-        place = anchored or (None if deixis else bare_place(sx._without_personal(_TIME_PHRASES.sub(" ", text)), language, own_vocab))
+        own_vocab = adapter_vocabulary(target) | topic_vocab
+        place = anchored or (None if deixis else bare_place(without_personal(dates.without_time_words(text)), language, own_vocab))
         fills = _fills(pending.missing, text, language, place, region, deixis, state)
         own_topics = [w for w in topics if in_vocabulary(w.lower(), adapter_vocabulary(target))]
         other_better = (
@@ -325,12 +318,15 @@ def resolve(
         # was asked for beyond a place (a name, a date, a drug): 「이름은 최현우, 1990-05-14」
         # answers the question even though 「이름」 is another service's word. A place alone given
         # with another service's request (「부산 기상특보 있어?」) answers that request.
-        answers = [f for f in fills if f not in PLACE_SLOTS and f not in ("place", "request")]
+        answers = [f for f in fills if not table.has_facet(f, "where") and f != "request"]
         if answers or not other_better:
             new_place = bool(place or region) and not deixis
+            # 「울산이요」 answering 「어느 시·도요?」 after 「중구 응급실」: the answer completes the place
+            # asked about, so what the request already said of it (중구) stays.
+            completes = bool(pending.missing) and all(table.has_facet(s, "where") for s in pending.missing)
             slots = {} if new_place else dict(carried)
             hints = Hints("answer", place=place if new_place else (state.place.name if state.place and deixis else None),
-                          carried=_usable(target, pending.arguments, drop_place=new_place, drop_time=False),
+                          carried=_usable(target, pending.arguments, drop_place=new_place and not completes, drop_time=False),
                           references=dict(state.references), pinned=target.id)
             return Frame("answer", _pin(found, target, top_k), slots, hints, new_place=new_place,
                          new_time=new_time, deixis=deixis, topic_words=topics,
@@ -350,15 +346,15 @@ def resolve(
         # 「내일은?」 after a current observation: the topic carries, the adapter that serves days
         # takes over (a "now" service cannot answer another day; see ``_serves_days``).
         last_m = _for_another_day(text, last_m, found, catalog)
-        bare = anchored or (None if deixis else bare_place(sx._without_personal(_TIME_PHRASES.sub(" ", text)), language, vocab | adapter_vocabulary(last_m)))
+        bare = anchored or (None if deixis else bare_place(without_personal(dates.without_time_words(text)), language, topic_vocab | adapter_vocabulary(last_m)))
         content = _content_fields(last_m)
         # A bare name replaces the slot of the last intent it fits: a place where the intent has a
         # place (「광주는?」), else the thing asked about (「게보린은?」 after a drug question).
         new_value = bool(bare) and not anchored and region is None and bool(content) and (
             not _has_place(last_m) or not _looks_like_place(bare or ""))
-        new_place = bool(bare or region) and not deixis and not new_value
+        new_place = bool(bare or region or coordinates_in(text)) and not deixis and not new_value
         if new_place or new_value or new_time or deixis or not found:
-            slots = {} if new_place else dict(carried)
+            slots = _kept_slots(carried, text) if new_place else dict(carried)
             usable = _usable(last_m, last.arguments, drop_place=new_place, drop_time=new_time)
             if new_value:
                 usable = {k: v for k, v in usable.items() if k not in content}
@@ -373,7 +369,7 @@ def resolve(
         found = _pin(found, last_m, top_k)
         top = found[0]
     same = top is not None and top["adapter_id"] == last_m.id
-    slots = {} if place_named else dict(carried)
+    slots = _kept_slots(carried, text) if place_named else dict(carried)
     hint_place = None
     if not place_named and state.place is not None and (deixis or not anchored):
         hint_place = state.place.name or _region_text(state.place)
@@ -385,13 +381,15 @@ def resolve(
         return Frame("followup", found, slots, hints, new_place=place_named, new_time=new_time,
                      deixis=deixis, topic_words=topics, reason="same service as the last intent")
     kind: Kind = "switch" if (deixis or not place_named) and found else "new"
+    # The time the last question named carries to the new topic, by slot type (its month is the
+    # new service's month), unless the message names another: a switch keeps it, a new request
+    # only when it points back at it (「같은 달」, 「그 해」).
+    keep_time = top is not None and not new_time and (kind == "switch" or _points_back_in_time(text))
     hints = Hints(kind, place=hint_place if kind == "switch" and deixis else None,
+                  carried=_time_for(last_m, last.arguments, catalog.get(top["adapter_id"])) if keep_time else {},
                   references=dict(state.references))
     return Frame(kind, found, slots, hints, new_place=place_named, new_time=new_time, deixis=deixis,
                  topic_words=topics, reason="a topic of its own")
-
-
-_RESIDUAL = ("drug_name", "keyword", "free_text", "stop_name")
 
 
 def _serves_days(m: Any) -> bool:
@@ -399,7 +397,8 @@ def _serves_days(m: Any) -> bool:
     from ..turn.days import day_fields
 
     props = m.input_schema.get("properties", {})
-    return any(p.get("x-slot") == "date" for p in props.values() if isinstance(p, dict)) or day_fields(m)[0] is not None
+    return any(isinstance(p, dict) and (st := table.slot(p.get("x-slot"))) is not None and st.class_ == "date"
+               for p in props.values()) or day_fields(m)[0] is not None
 
 
 def _for_another_day(text: str, m: Any, found: list[dict[str, Any]], catalog: Any) -> Any:
@@ -423,28 +422,63 @@ def _for_another_day(text: str, m: Any, found: list[dict[str, Any]], catalog: An
 def _content_fields(m: Any) -> set[str]:
     """Fields holding *what* is asked about in the citizen's own words (a drug, a keyword)."""
     props = m.input_schema.get("properties", {})
-    return {f for f, p in props.items() if p.get("x-slot") in _RESIDUAL and p.get("x-slot") not in PLACE_SLOTS}
+    return {f for f, p in props.items() if table.has_facet(p.get("x-slot"), "subject") and not table.has_facet(p.get("x-slot"), "where")}
 
 
 def _has_place(m: Any) -> bool:
     props = m.input_schema.get("properties", {})
-    return bool(set(m.requires) & (PLACE_SLOTS | {"coordinates"})) or any(
-        p.get("x-slot") in PLACE_SLOTS for p in props.values())
+    where = table.names_with("where")
+    return bool(set(m.requires) & where) or any(p.get("x-slot") in where for p in props.values())
 
 
 def _looks_like_place(text: str) -> bool:
-    from ..plan.place import _PLACE_SUFFIX
-
-    return any(w in _known_places() or _PLACE_SUFFIX.search(w) for w in text.split()) or sx.find_region(text) is not None
+    return any(w in known_places() or has_place_suffix(w) for w in text.split()) or find_region(text) is not None
 
 
 def _region_text(place: Any) -> str | None:
-    if place.region_name:
-        return str(place.region_name)
-    if place.sido_name:
-        region = sx.find_region(str(place.sido_name))
-        return region.sido_full if region else str(place.sido_name)
+    full = place.region_value("full")
+    if full:
+        return str(full)
+    sido = place.region_value("sido")
+    if sido:
+        region = find_region(str(sido))
+        return region.sido_full if region else str(sido)
     return None
+
+
+def _kept_slots(carried: dict[str, Any], text: str) -> dict[str, Any]:
+    """What of the carried place a message naming a new place keeps: the 시·도, when the new place
+    is only a 시·군·구 name several 시·도 have (「동구는?」 after 울산 남구 is 울산 동구)."""
+    from ..understand.regions import is_region_name
+
+    words = " ".join(w for w in grammar.eojeols(text) if is_region_name(w))
+    if not words or find_region(words) is not None:
+        return {}
+    return {k: v for k, v in carried.items() if (st := table.slot(k)) is not None and st.region_level == "sido"}
+
+
+def _points_back_in_time(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in vocab.fw("time_pointers"))
+
+
+def _time_for(last_m: Any, arguments: dict[str, Any], target: Any) -> dict[str, Any]:
+    """The last intent's time arguments (date, month, year …) under the fields of ``target`` that
+    have the same slot type — the same month for another service."""
+    if target is None:
+        return {}
+    last_props = last_m.input_schema.get("properties", {})
+    by_slot: dict[str, Any] = {}
+    for name, value in (arguments or {}).items():
+        slot = last_props.get(name, {}).get("x-slot")
+        if slot and table.has_facet(slot, "when") and not table.is_personal(slot):
+            by_slot[slot] = value
+    out = {}
+    for name, prop in target.input_schema.get("properties", {}).items():
+        slot = prop.get("x-slot") if isinstance(prop, dict) else None
+        if slot in by_slot:
+            out[name] = by_slot[slot]
+    return out
 
 
 def _usable(m: Any, arguments: dict[str, Any], *, drop_place: bool, drop_time: bool,
@@ -456,13 +490,14 @@ def _usable(m: Any, arguments: dict[str, Any], *, drop_place: bool, drop_time: b
     out = {}
     for name, value in (arguments or {}).items():
         slot = props.get(name, {}).get("x-slot", name)
-        if slot in PERSONAL_SLOTS:
+        if table.is_personal(slot):
             continue
-        if slot in PLACE_SLOTS and drop_place:
+        where, when = table.has_facet(slot, "where"), table.has_facet(slot, "when")
+        if where and drop_place:
             continue
-        if slot in TIME_SLOTS and drop_time:
+        if when and drop_time:
             continue
-        if drop_topic and slot not in PLACE_SLOTS and slot not in TIME_SLOTS:
+        if drop_topic and not where and not when:
             continue
         out[name] = value
     return out

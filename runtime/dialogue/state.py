@@ -22,21 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 Policy = Literal["default", "lookup_only"]
 POLICIES: tuple[str, ...] = ("default", "lookup_only")
 
-# Input-field slot types that hold personal data: never carried, never stored in the state.
-PERSONAL_SLOTS = frozenset({
-    "person_name", "birth_date", "phone", "email", "rrn", "resident_number", "card_number",
-    "passport_number", "driver_licence", "vehicle_number", "income", "household_size",
-})
-
-# Slots that describe *where*: they belong to the place, not to the intent, so a follow-up naming a
-# new place replaces all of them at once.
-PLACE_SLOTS = frozenset({
-    "latitude", "longitude", "coordinates", "place", "place_address", "region_name", "region_code",
-    "sido_name", "sigungu_name", "city_code", "stop_name",
-})
-
-# Slots that describe *when*.
-TIME_SLOTS = frozenset({"date", "time", "year"})
+# Which slot types are personal (never carried, never stored), say *where* (a follow-up naming a new
+# place replaces all of them at once) or *when* is the slot table's to say (registry/_slots/,
+# runtime/understand/table.py): the dialogue asks it by facet, never by name.
 
 
 def session_ttl() -> dt.timedelta:
@@ -67,41 +55,65 @@ class Intent(BaseModel):
 
 
 class Place(BaseModel):
-    """A place the conversation resolved: its name, coordinates and region, as far as known."""
+    """A place the conversation resolved: the carried slots that say where (its name, address,
+    coordinates, region), by slot name, as far as known — which slots those are is the slot
+    table's to say (registry/_slots/), so the model declares no field of its own."""
 
-    model_config = ConfigDict(extra="ignore")
-    name: str | None = None
-    address: str | None = None
-    latitude: float | None = None
-    longitude: float | None = None
-    region_name: str | None = None
-    region_code: str | None = None
-    sido_name: str | None = None
-    sigungu_name: str | None = None
+    model_config = ConfigDict(extra="allow")
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return self.__pydantic_extra__ if self.__pydantic_extra__ is not None else {}
 
     def slots(self) -> dict[str, Any]:
-        out = {
-            "place": self.name, "place_address": self.address, "latitude": self.latitude,
-            "longitude": self.longitude, "region_name": self.region_name,
-            "region_code": self.region_code, "sido_name": self.sido_name,
-            "sigungu_name": self.sigungu_name,
-        }
-        return {k: v for k, v in out.items() if v is not None}
+        return {k: v for k, v in self.values.items() if v is not None}
 
     @classmethod
     def from_slots(cls, slots: dict[str, Any]) -> "Place | None":
-        fields = {
-            "name": slots.get("place"), "address": slots.get("place_address"),
-            "latitude": slots.get("latitude"), "longitude": slots.get("longitude"),
-            "region_name": slots.get("region_name"), "region_code": slots.get("region_code"),
-            "sido_name": slots.get("sido_name"), "sigungu_name": slots.get("sigungu_name"),
-        }
-        if all(v is None for v in fields.values()):
-            return None
-        try:
-            return cls(**fields)
-        except ValueError:
-            return None
+        from ..understand import table
+
+        keep = table.carried() & table.names_with("where")
+        values = {k: v for k, v in slots.items() if k in keep and v is not None}
+        return cls(**values) if values else None
+
+    def _set(self, key: str, value: Any) -> None:
+        if self.__pydantic_extra__ is None:
+            self.__pydantic_extra__ = {}
+        self.__pydantic_extra__[key] = value
+
+    def _key(self, predicate: Any, present: bool = True) -> str | None:
+        from ..understand import table
+
+        for name, st in table.slot_table().slots.items():
+            if predicate(st) and (not present or self.values.get(name) is not None):
+                return name
+        return None
+
+    @property
+    def name(self) -> str | None:
+        """The place as the citizen (or a locate step) named it."""
+        key = self._key(lambda s: s.class_ == "place" and s.carried)
+        return str(self.values[key]) if key else None
+
+    def set_name(self, name: str) -> None:
+        key = self._key(lambda s: s.class_ == "place" and s.carried, present=False)
+        if key is not None:
+            self._set(key, name)
+
+    def region_value(self, level: str) -> Any:
+        key = self._key(lambda s: s.region_level == level and s.carried)
+        return self.values.get(key) if key else None
+
+    def set_region(self, region: Any) -> None:
+        """Fill the carried region slots the place does not have yet from a resolved region."""
+        from ..understand import table
+
+        for name, st in table.slot_table().slots.items():
+            if not st.carried or st.region_level is None or self.values.get(name) is not None:
+                continue
+            value = {"sido": region.sido_full, "sigungu": region.sigungu}.get(st.region_level)
+            if value is not None:
+                self._set(name, value)
 
 
 class RuntimeFacts(BaseModel):
@@ -167,7 +179,4 @@ class DialogueState(BaseModel):
         return cls() if state.expired() else state
 
 
-__all__ = [
-    "DialogueState", "Intent", "PendingQuestion", "Place", "Policy", "POLICIES", "PERSONAL_SLOTS",
-    "PLACE_SLOTS", "TIME_SLOTS", "RuntimeFacts", "session_ttl",
-]
+__all__ = ["DialogueState", "Intent", "PendingQuestion", "Place", "Policy", "POLICIES", "RuntimeFacts", "session_ttl"]

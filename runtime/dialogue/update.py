@@ -6,14 +6,25 @@ import datetime as dt
 import re
 from typing import Any
 
-from ..plan import slots as sx
+from ..understand import table
+from ..understand.places import find_place
+from ..understand.regions import find_region
 from .resolve import Frame
-from .state import PERSONAL_SLOTS, PLACE_SLOTS, TIME_SLOTS, DialogueState, Intent, PendingQuestion, Place
+from .state import DialogueState, Intent, PendingQuestion, Place
 
 # Output fields worth remembering by name: a later step may reuse them (「그럼 신청해줘」 after an
 # eligibility check, 「접수번호로 조회」 after an application).
-_REFERENCE_FIELD = re.compile(r"(receipt|reference|application_id|confirmation|case_number|접수)", re.I)
-_NAME_FIELDS = ("service_name", "drug_name", "benefit_name")
+_REFERENCE_FIELD = re.compile(r"(receipt|reference|application_id|confirmation|case_number)", re.I)
+# Output fields that name what a service or product is called (kept for a later 「그거」).
+_NAME_FIELD = re.compile(r"^(?:service|drug|benefit|product)_name$")
+
+
+def _remembered(slot: str) -> bool:
+    """An argument worth remembering by name for a later step: what was asked about (a product, a
+    keyword with a vocabulary …), never where, when or anything personal."""
+    st = table.slot(slot)
+    return bool(st and not st.personal and ("subject" in st.facets or st.class_ == "code")
+                and not ({"where", "when"} & st.facets))
 
 
 def non_personal(m: Any, arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -23,7 +34,7 @@ def non_personal(m: Any, arguments: dict[str, Any] | None) -> dict[str, Any]:
     props = m.input_schema.get("properties", {})
     out = {}
     for name, value in (arguments or {}).items():
-        if props.get(name, {}).get("x-slot", name) in PERSONAL_SLOTS or props.get(name, {}).get("x-personal"):
+        if table.is_personal(props.get(name, {}).get("x-slot", name)) or props.get(name, {}).get("x-personal"):
             continue
         if contains_personal(value):
             continue
@@ -86,39 +97,38 @@ def after_turn(
         )
         for name, value in args.items():
             slot = props.get(name, {}).get("x-slot", name)
-            if isinstance(value, str) and (name in _NAME_FIELDS or slot in ("drug_name",)) and slot not in PLACE_SLOTS | TIME_SLOTS:
+            if isinstance(value, str) and (_NAME_FIELD.match(name) or (_remembered(slot) and table.slot(slot).class_ == "product")):
                 new.references[name] = value
         out = (outputs or {}).get(target.get("call_id", ""))
         _references_from_output(new, out)
 
     # The place: a newly named place replaces the old one entirely; otherwise what this turn
     # resolved refines the carried one.
-    turn_place = Place.from_slots({k: v for k, v in slots.items() if k in PLACE_SLOTS})
+    turn_place = Place.from_slots(slots)
     named = None
     if frame is not None and frame.new_place:
-        named = frame.hints.place or sx.find_place(query, language)
-        region = sx.find_region(query)
+        named = frame.hints.place or find_place(query, language)
+        region = find_region(query)
         if named is None and region is not None:
-            named = region.sido_full + (f" {region.sigungu}" if region.sigungu else "")
+            named = region.text()
     if frame is not None and frame.new_place and (turn_place is not None or named):
         place = turn_place or Place()
         if named and not place.name:
-            place.name = named
-        region = sx.find_region(named or query)
-        if region is not None and not place.sido_name:
-            place.sido_name = region.sido_full
-            if region.sigungu and not place.sigungu_name:
-                place.sigungu_name = region.sigungu
+            place.set_name(named)
+        region = find_region(named or query)
+        if region is not None:
+            place.set_region(region)
         if stop_reason != "needs_input" or turn_place is not None:
             new.place = place
     elif turn_place is not None:
-        merged = (new.place.model_dump() if new.place else {}) | {k: v for k, v in turn_place.model_dump().items() if v is not None}
+        merged = (new.place.slots() if new.place else {}) | turn_place.slots()
         new.place = Place(**merged)
     elif new.place is None and frame is not None:
-        region = sx.find_region(query)
+        region = find_region(query)
         if region is not None and target is not None:
-            new.place = Place(name=region.sido_full + (f" {region.sigungu}" if region.sigungu else ""),
-                              sido_name=region.sido_full, sigungu_name=region.sigungu)
+            new.place = Place()
+            new.place.set_name(region.text())
+            new.place.set_region(region)
     new.touch()
     return new
 
@@ -134,7 +144,7 @@ def _references_from_output(state: DialogueState, output: Any) -> None:
                 continue
             if _REFERENCE_FIELD.search(key):
                 state.references[key] = value
-            elif key in _NAME_FIELDS:
+            elif _NAME_FIELD.match(key):
                 state.references.setdefault(key, value)
 
 

@@ -5,7 +5,8 @@ One engine interprets every manifest; per-adapter code is zero. Modules, in the 
 transports, retries, one deadline per call, host guard, token exchange, lookup, cache, rate limit),
 ``fixtures`` (Mock's fixture choice and transport, ``parse_fixture``), ``envelopes`` (body shape →
 records or a classified error; ``xmltree`` via defusedxml; ``taxonomy``: codes and messages →
-classes), ``project`` (+ ``transforms``: fields, coercion, post-processors, output_schema check).
+classes), ``project`` (+ ``transforms``: fields, coercion, post-processors, output_schema check;
+``after``: filtering, nearest-first and sorting after the call; ``geo``: pyproj conversions).
 ``errors`` names the classes and codes; ``recording`` backs ``ummaya record``.
 """
 
@@ -19,8 +20,10 @@ from .fixtures import (
     FixtureTransport,
     fixture_files,
     lookup_fixture_name,
+    page_fixture_name,
     parse_fixture,
     pick_fixture,
+    step_fixture_name,
 )
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
 from .outcome import CallOutcome
@@ -72,6 +75,8 @@ __all__ = [
     "kma_grid",
     "kma_nowcast_base",
     "lookup_fixture_name",
+    "page_fixture_name",
+    "step_fixture_name",
     "parse_fixture",
     "pick_fixture",
 ]

@@ -10,6 +10,9 @@ Live safety rails:
   manifest's ``base_url``; ``base_url_overrides[adapter_id]``, ``UMMAYA_BASE_URL_<ADAPTER_ID>`` or
   ``UMMAYA_BASE_URL_<PROFILE_ID>`` (environment) is the only way to point it elsewhere. Anything
   else is refused with adapter_error HOST_GUARD before a byte is sent; redirects are not followed.
+- credential binding (binding.py): a key, token-exchange secret or exchanged token is attached
+  only for a URL on its profile's declared hosts over https (or the operator's override), else
+  HOST_GUARD — so a manifest with its own ``base_url`` never carries a profile's key.
 - one deadline per call: ``upstream.timeout_s`` (profile default 10 s, per-manifest override) bounds
   the whole call — connect, read and body of every request it sends (lookup, token, retries and
   backoff included), so an upstream that drips a byte a second ends as channel_unavailable TIMEOUT
@@ -26,9 +29,24 @@ Live safety rails:
 - bodies are streamed and refused past ``max_body_bytes``; environment proxy settings apply to
   real hosts but never to a loopback override.
 
-Mock with a ``lookup`` step: the lookup request is answered from ``<fixture stem>.lookup<suffix>``
-beside the fixture body when that file exists; otherwise the lookup is skipped and the fixture
-answers the main request directly (fixture choice and the fixture transport: ``fixtures.py``).
+- ``quota.per_day``: calls to one host are counted per KST day in this process; past the cap the
+  call is refused before a byte is sent (channel_unavailable QUOTA_LOCAL). ``quota.per_second``
+  spaces requests when no ``rate_limit_per_s`` is set.
+
+Steps (``upstream.steps``, and ``lookup``, the first step's old form) run in order before the main
+request, each when an input it fills is missing; each fills inputs from the first record (or the
+first that ``match``es the citizen's words). A step that finds nothing ends the call as
+``no_data`` naming the step, unless it is ``optional``. A step may name another profile: its
+requests go to that profile's host only, with that profile's key.
+
+Paging (``upstream.paging``): when ``max_pages`` > 1 the engine reads further pages while the last
+was full and the total says there are more, then filters/sorts over all of them (``after.py``).
+
+Mock with steps: a step's request is answered from ``<fixture stem>.<step id><suffix>`` beside the
+fixture body (``.lookup`` for the old single lookup) when that file exists; otherwise the step is
+skipped and the fixture answers the main request directly. Page N > 1 is answered from
+``<fixture stem>.page<N><suffix>`` when present, else paging stops (fixture choice and the
+fixture transport: ``fixtures.py``).
 """
 
 from __future__ import annotations
@@ -47,32 +65,36 @@ from typing import Any, Literal
 import httpx
 
 from ummaya import USER_AGENT
-from ummaya.codegen.manifest import Manifest, Upstream
+from ummaya.model.manifest import Manifest, Step, Upstream
 from ummaya.runtime.catalog import Catalog, CatalogError
 
+from .after import matches
+from .binding import CredentialGuard, origin_of
 from .envelopes import Parsed, read_response, records_of
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
+from .calendar import to_today
 from .fixtures import (
     FixtureTransport,
     fixture_content_type,
-    lookup_fixture_name,
     outcome_from_expected,
+    page_fixture_name,
     pick_fixture,
+    step_fixture_name,
 )
 from .outcome import CallOutcome, TierName, error_outcome, handoff_outcome, ms
-from .project import build_output
+from .project import build_output, records_from
 from .request import (
     BuiltRequest,
     apply_auth,
-    build_lookup_request,
     build_request,
+    build_step_request,
     check_arguments,
     credential,
     host_of,
     join_url,
     with_defaults,
 )
-from .resolvers import Clock, utc_now
+from .resolvers import Clock, kst, utc_now
 from .transforms import get_path
 
 Mode = Literal["auto", "live", "mock"]
@@ -166,8 +188,14 @@ class _Run:
     live: bool
     attempts: int = 0
     url: str | None = None
-    lookup_body_present: bool = False
+    mock_routes: frozenset[str] = frozenset()  # Mock: the steps/pages a side file answers
+    # Mock replaying a recording made for other arguments: the after-call filters (nearest-first,
+    # name match) run with the recording's own request, so the replay shows what the service
+    # answered there — the answer then says the data is for another place — instead of an empty
+    # list for a place the recording never covered.
+    after_args: dict | None = None
     deadline: float = float("inf")  # event-loop time by which the whole call must be over
+    guard: CredentialGuard | None = None  # Live: where this call's credentials may go
 
 
 class Dispatcher:
@@ -203,6 +231,7 @@ class Dispatcher:
         self._token_locks: dict[tuple[int, str, str], asyncio.Lock] = {}
         self._cache: dict[tuple[str, str], tuple[float, CallOutcome]] = {}
         self._next_slot: dict[str, float] = {}
+        self._day_calls: dict[tuple[str, str], int] = {}  # (host, KST date) -> requests sent
 
     # -- tiers -----------------------------------------------------------------------------
 
@@ -221,6 +250,10 @@ class Dispatcher:
         return "live" if all((self.env.get(v) or "").strip() for v in m.credentials) else "mock"
 
     def base_url_for(self, manifest: Manifest) -> str | None:
+        return self.override_for(manifest) or (manifest.upstream.base_url if manifest.upstream else None)
+
+    def override_for(self, manifest: Manifest) -> str | None:
+        """The operator's base URL for this adapter (argument or environment), if any."""
         override = self.base_url_overrides.get(manifest.id)
         if override:
             return override
@@ -231,7 +264,33 @@ class Dispatcher:
             value = self.env.get(f"UMMAYA_BASE_URL_{name.upper()}")
             if value:
                 return value
-        return manifest.upstream.base_url if manifest.upstream else None
+        return None
+
+    def guard_for(self, manifest: Manifest) -> CredentialGuard:
+        override = self.override_for(manifest)
+        bound = manifest.upstream.credential_hosts if manifest.upstream else {}
+        return CredentialGuard(bound, origin_of(override) if override else None, manifest.id)
+
+    def step_base_url(self, manifest: Manifest, step: Step, main_base: str) -> str | None:
+        """A step on the main profile goes where the main request goes; one on another profile
+        to that profile's host, or to ``base_url_overrides["<adapter id>.<step id>"]`` /
+        ``UMMAYA_BASE_URL_<PROFILE>`` (the only ways to point it elsewhere)."""
+        if step.profile is None:
+            return main_base
+        return self.step_override(manifest, step) or step.base_url
+
+    def step_override(self, manifest: Manifest, step: Step) -> str | None:
+        assert step.profile is not None
+        override = self.base_url_overrides.get(f"{manifest.id}.{step.id}") or self.base_url_overrides.get(step.profile)
+        return override or self.env.get(f"UMMAYA_BASE_URL_{step.profile.upper()}") or None
+
+    def step_guard(self, run: _Run, step: Step | None) -> CredentialGuard | None:
+        """The binding for one request: a step on another profile has its own override origin
+        (the key it carries is still one its profile binds, to that profile's hosts)."""
+        if step is None or step.profile is None or run.guard is None:
+            return run.guard
+        override = self.step_override(run.manifest, step)
+        return CredentialGuard(run.guard.bound, origin_of(override) if override else None, run.manifest.id)
 
     # -- public calls ------------------------------------------------------------------------
 
@@ -285,7 +344,7 @@ class Dispatcher:
         except UpstreamError as exc:
             return error_outcome(manifest.id, "mock", exc, t0)
         if fx.response is None:
-            return outcome_from_expected(manifest, fx, t0)
+            return to_today(manifest, fx, outcome_from_expected(manifest, fx, t0), self.clock())
         path = self.catalog.fixture_path(manifest.id, fx.response)
         try:
             body = path.read_bytes()
@@ -294,11 +353,16 @@ class Dispatcher:
             return error_outcome(manifest.id, "mock", err, t0, fixture=fx.name)
         base = manifest.upstream.base_url or MOCK_BASE_URL
         routes: dict[str, bytes] = {}
-        lookup = manifest.upstream.lookup
-        if lookup is not None:
-            side = self.catalog.fixture_path(manifest.id, lookup_fixture_name(fx.response))
+        for step in manifest.upstream.chain():
+            side = self.catalog.fixture_path(manifest.id, step_fixture_name(fx.response, step.id))
             if side.is_file():
-                routes[httpx.URL(join_url(base, lookup.path)).path] = side.read_bytes()
+                routes[f"step:{step.id}"] = side.read_bytes()
+        paging = manifest.upstream.paging
+        for n in range(2, (paging.max_pages if paging else 1) + 1):
+            side = self.catalog.fixture_path(manifest.id, page_fixture_name(fx.response, n))
+            if not side.is_file():
+                break
+            routes[f"page:{n}"] = side.read_bytes()
         transport = FixtureTransport(body, fx.status, fixture_content_type(fx), routes)
         # The fixture transport never opens a socket: no SSL context (loading the CA bundle costs
         # ~0.1 s, most of a cold Mock `ask`).
@@ -314,11 +378,16 @@ class Dispatcher:
                 client,
                 base,
                 live=False,
-                lookup_body_present=bool(routes),
+                mock_routes=frozenset(routes),
             )
+            recorded = with_defaults(manifest.input_schema, fx.request)
+            steps_match = any(step.match is not None for step in manifest.upstream.chain())
+            if (manifest.upstream.after is not None or steps_match) and recorded != args:
+                run.after_args = recorded
             outcome = await self._execute(run, args, t0)
         outcome.fixture = fx.name
-        return outcome
+        # A separate step after the fixture is parsed: Mock on today's calendar (calendar.py).
+        return to_today(manifest, fx, outcome, self.clock())
 
     async def _live(self, manifest: Manifest, args: dict, t0: float) -> CallOutcome:
         upstream = manifest.upstream
@@ -357,7 +426,7 @@ class Dispatcher:
             trust_env=not loopback,
             headers={"User-Agent": USER_AGENT},
         ) as client:
-            run = _Run(manifest, upstream, client, base, live=True)
+            run = _Run(manifest, upstream, client, base, live=True, guard=self.guard_for(manifest))
             outcome = await self._execute(run, args, t0)
         if cache_key and outcome.status in ("ok", "no_data"):
             self._evict()
@@ -373,22 +442,25 @@ class Dispatcher:
         started = asyncio.get_running_loop().time() - (time.perf_counter() - t0)
         run.deadline = started + _deadline_s(run.upstream)
         try:
-            filled = await self._lookup(run, args)
-            if filled is None:
-                assert run.upstream.lookup is not None
+            filled, empty_step = await self._chain(run, args)
+            if empty_step is not None:
                 return CallOutcome(
                     adapter_id=run.manifest.id,
                     tier=tier,
                     status="no_data",
                     output=_fit_empty({"items": [], "total_count": 0}, run.manifest.output_schema),
-                    error_message=f"lookup found no record for '{run.upstream.lookup.when_missing}'",
+                    error_message=empty_step,
                     upstream_url=run.url,
                     latency_ms=ms(t0),
                     attempts=run.attempts,
                 )
             args = filled
             parsed = await self._main_request(run, args)
-            output = build_output(parsed, run.upstream, run.manifest.output_schema)
+            more = await self._more_pages(run, args, parsed)
+            output = build_output(
+                parsed, run.upstream, run.manifest.output_schema,
+                run.after_args if run.after_args is not None else args, more,
+            )
         except UpstreamError as exc:
             out = error_outcome(run.manifest.id, tier, exc, t0)
             out.upstream_url, out.attempts = run.url, run.attempts
@@ -406,49 +478,78 @@ class Dispatcher:
 
     # -- steps ---------------------------------------------------------------------------------
 
-    async def _lookup(self, run: _Run, args: dict) -> dict | None:
-        lookup = run.upstream.lookup
-        if lookup is None or args.get(lookup.when_missing) is not None:
-            return args
-        if not run.live and not run.lookup_body_present:
-            return args
-        req = build_lookup_request(run.upstream, lookup, args, base_url=run.base_url)
-        parsed = await self._authorized(run, req)
-        records = records_of(parsed, lookup.record_path)
-        if not records:
-            return None
-        first = records[0]
-        filled = dict(args)
-        for input_name, source in lookup.pick.items():
-            value = get_path(first, source)
-            if value is None:
-                raise UpstreamError(
-                    ADAPTER_ERROR,
-                    "LOOKUP",
-                    f"upstream.lookup.pick.{input_name}: record has no field '{source}'",
-                )
-            filled[input_name] = value
-        return filled
+    async def _chain(self, run: _Run, args: dict) -> tuple[dict, str | None]:
+        """Run the steps in order; (filled arguments, None) or (arguments, why a step found
+        nothing) — that ends the call as no_data."""
+        for step in run.upstream.chain():
+            if step.when_missing is not None and all(args.get(f) is not None for f in step.when_missing):
+                continue
+            if not run.live and f"step:{step.id}" not in run.mock_routes:
+                continue  # Mock without the step's recording: the fixture answers directly
+            base = self.step_base_url(run.manifest, step, run.base_url) if run.live else run.base_url
+            if not base:
+                raise UpstreamError(ADAPTER_ERROR, "NO_BASE_URL", f"upstream.steps.{step.id}: no host")
+            req = build_step_request(run.upstream, step, args, base_url=base)
+            parsed = await self._authorized(run, req, step=step, base=base)
+            path = step.record_path if step.record_path is not None else None
+            records = records_of(parsed, path if path is not None else _default_path(step))
+            # A step's name match, like the after-call filters, runs with a replayed recording's
+            # own request: the recording's service/school/stop is shown (labelled as another
+            # item's data) rather than no record for words the recording never answered.
+            match_args = run.after_args if run.after_args is not None else args
+            chosen = next((r for r in records if step.match is None or matches(r, step.match, match_args)), None)
+            if chosen is None:
+                if step.optional:
+                    continue
+                missing = ", ".join(step.when_missing or list(step.pick))
+                return args, f"step '{step.id}' found no record for {missing}"
+            args = dict(args)
+            for input_name, spec in step.pick.items():
+                args[input_name] = _picked(chosen, spec, step.id, input_name)
+        return args, None
 
-    async def _main_request(self, run: _Run, args: dict) -> Parsed:
-        req = build_request(run.upstream, args, base_url=run.base_url, now=self.clock(), env=None)
-        return await self._authorized(run, req)
+    async def _main_request(self, run: _Run, args: dict, page: int | None = None) -> Parsed:
+        req = build_request(run.upstream, args, base_url=run.base_url, now=self.clock(), env=None, page=page)
+        return await self._authorized(run, req, page=page)
 
-    async def _authorized(self, run: _Run, req: BuiltRequest) -> Parsed:
-        """Send ``req`` with the key (Live); refresh an expired exchanged token once."""
-        auth = run.upstream.auth
-        if not run.live or auth is None or auth.style == "none":
-            return await self._send(run, req)
+    async def _more_pages(self, run: _Run, args: dict, first: Parsed) -> list[Parsed]:
+        paging = run.upstream.paging
+        if paging is None or paging.max_pages <= 1:
+            return []
+        out: list[Parsed] = []
+        last = first
+        for n in range(2, paging.max_pages + 1):
+            got = len(records_from(last, run.upstream))
+            total = first.total
+            if got < paging.size or (total is not None and (n - 1) * paging.size >= total):
+                break
+            if not run.live and f"page:{n}" not in run.mock_routes:
+                break
+            last = await self._main_request(run, args, page=n)
+            out.append(last)
+        return out
+
+    async def _authorized(
+        self, run: _Run, req: BuiltRequest, *, step: Step | None = None, base: str | None = None,
+        page: int | None = None,
+    ) -> Parsed:
+        """Send ``req`` with the key (Live); refresh an expired exchanged token once. A step on
+        another profile signs with that profile's key and reads that profile's envelope."""
+        if not run.live:
+            return await self._send(run, req, step=step, base=base, page=page)
+        auth = step.auth if step is not None and step.auth is not None else run.upstream.auth
+        if auth is None or auth.style == "none":
+            return await self._send(run, req, step=step, base=base, page=page)
         if auth.style != "token_exchange":
             signed = _copy_req(req)
-            apply_auth(signed, auth, self.env, None)
-            return await self._send(run, signed)
+            apply_auth(signed, auth, self.env, None, self.step_guard(run, step))
+            return await self._send(run, signed, step=step, base=base, page=page)
         stale: str | None = None
         for attempt in (1, 2):
             token = await self._token(run, stale=stale)
             stale = token
             signed = _copy_req(req)
-            apply_auth(signed, auth, self.env, token)
+            apply_auth(signed, auth, self.env, token, run.guard)
             try:
                 return await self._send(run, signed)
             except UpstreamError as exc:
@@ -475,13 +576,10 @@ class Dispatcher:
     async def _exchange(self, run: _Run, key: tuple[str, str]) -> str:
         auth = run.upstream.auth
         assert auth is not None and auth.token_path and auth.token_field
-        params = [(k, credential(self.env, v)) for k, v in auth.token_params.items()]
-        req = BuiltRequest(
-            "GET",
-            join_url(run.base_url, auth.token_path),
-            params,
-            secret_names=frozenset(auth.token_params),
-        )
+        url = join_url(run.base_url, auth.token_path)
+        assert run.guard is not None
+        params = [(k, run.guard.secret(self.env, v, url)) for k, v in auth.token_params.items()]
+        req = BuiltRequest("GET", url, params, secret_names=frozenset(auth.token_params))
         parsed = await self._send(run, req, keep_url=False)
         token = get_path(parsed.document, auth.token_field)
         if not token:
@@ -491,22 +589,30 @@ class Dispatcher:
         self._tokens[key] = (str(token), self._now_s() + auth.token_ttl_s)
         return str(token)
 
-    async def _send(self, run: _Run, req: BuiltRequest, *, keep_url: bool = True) -> Parsed:
-        if host_of(req.url) != host_of(run.base_url):
+    async def _send(
+        self, run: _Run, req: BuiltRequest, *, keep_url: bool = True, step: Step | None = None,
+        base: str | None = None, page: int | None = None,
+    ) -> Parsed:
+        allowed = base or run.base_url
+        if host_of(req.url) != host_of(allowed):
             raise UpstreamError(
                 ADAPTER_ERROR,
                 "HOST_GUARD",
-                f"refusing {host_of(req.url)}: {run.manifest.id} may only reach {host_of(run.base_url)}",
+                f"refusing {host_of(req.url)}: {run.manifest.id} may only reach {host_of(allowed)}",
             )
-        if keep_url:
+        envelope = step.envelope if step is not None and step.envelope is not None else run.upstream.envelope
+        extensions = {"ummaya_route": f"step:{step.id}" if step is not None else f"page:{page}" if page and page > 1 else "main"}
+        if keep_url and step is None and not page:
             run.url = req.redacted_url()
+        if run.live:
+            self._count_quota(run.upstream, req.url)
         timeout = _deadline_s(run.upstream)
         loop = asyncio.get_running_loop()
         for attempt in range(1, self.max_attempts + 1):
             run.attempts += 1
             if run.live:
                 paced = loop.time()
-                await self._pace(req.url, run.upstream.rate_limit_per_s)
+                await self._pace(req.url, _rate(run.upstream))
                 run.deadline += loop.time() - paced  # our own spacing is not the upstream's time
             err: UpstreamError
             wait = self.backoff_s * (2 ** (attempt - 1))
@@ -517,13 +623,13 @@ class Dispatcher:
                 # wait_for bounds connect + headers + the whole body: httpx's own timeouts are per
                 # operation, so a drip of one byte a second would never trip them.
                 status, reason, body, retry_after, ctype = await asyncio.wait_for(
-                    self._fetch(run.client, req, remaining), remaining
+                    self._fetch(run.client, req, remaining, extensions), remaining
                 )
                 if self.on_response is not None and keep_url:
                     self.on_response(req, status, ctype, body)
                 if retry_after is not None:  # the upstream said when; honour it within bounds
                     wait = min(max(wait, retry_after), MAX_RETRY_AFTER_S)
-                return read_response(run.upstream.envelope, status, body, reason, ctype)
+                return read_response(envelope, status, body, reason, ctype)
             except UpstreamError as exc:
                 err = exc
             except (httpx.TimeoutException, asyncio.TimeoutError) as exc:
@@ -545,12 +651,15 @@ class Dispatcher:
         raise AssertionError("unreachable")
 
     async def _fetch(
-        self, client: httpx.AsyncClient, req: BuiltRequest, timeout: float
+        self, client: httpx.AsyncClient, req: BuiltRequest, timeout: float,
+        extensions: dict[str, Any] | None = None,
     ) -> tuple[int, str, bytes, float | None, str]:
         """Status, reason, body and Retry-After seconds — refusing bodies over ``max_body_bytes``
         while streaming, so a hostile or runaway upstream cannot fill memory."""
+        body = None if req.json is None else json.dumps(req.json, ensure_ascii=False).encode()
         async with client.stream(
-            req.method, req.url, params=req.params, headers=req.headers, timeout=timeout
+            req.method, req.url, params=req.params, headers=req.headers, timeout=timeout,
+            content=body, extensions=extensions,
         ) as resp:
             chunks: list[bytes] = []
             if hasattr(resp, "_content"):
@@ -581,6 +690,19 @@ class Dispatcher:
         if slot > now:
             await asyncio.sleep(slot - now)
 
+    def _count_quota(self, upstream: Upstream, url: str) -> None:
+        cap = upstream.quota.per_day if upstream.quota is not None else None
+        if not cap:
+            return
+        key = (host_of(url), kst(self.clock()).strftime("%Y%m%d"))
+        used = self._day_calls.get(key, 0)
+        if used >= cap:
+            raise UpstreamError(
+                CHANNEL_UNAVAILABLE, "QUOTA_LOCAL",
+                f"the {cap} calls a day this service allows ({host_of(url)}) are used up for today (KST)",
+            )
+        self._day_calls[key] = used + 1
+
     def _evict(self) -> None:
         """Keep the cache bounded: drop expired entries, then the oldest ones."""
         if len(self._cache) < self.cache_max_entries:
@@ -598,6 +720,35 @@ class Dispatcher:
 # -- helpers ---------------------------------------------------------------------------------
 
 
+def _rate(upstream: Upstream) -> float | None:
+    if upstream.rate_limit_per_s:
+        return upstream.rate_limit_per_s
+    return upstream.quota.per_second if upstream.quota is not None else None
+
+
+def _default_path(step: Step) -> str | None:
+    from .envelopes import default_record_path
+
+    return default_record_path(step.envelope)
+
+
+def _picked(record: Any, spec: Any, step_id: str, input_name: str) -> Any:
+    source = spec if isinstance(spec, str) else spec.source
+    value = get_path(record, source)
+    if value is None or value == "":
+        raise UpstreamError(
+            ADAPTER_ERROR, "LOOKUP", f"upstream.steps.{step_id}.pick.{input_name}: record has no field '{source}'"
+        )
+    if isinstance(spec, str):
+        return value
+    text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    if spec.slice is not None:
+        text = text[spec.slice[0]:spec.slice[1]]
+    if spec.zfill:
+        text = text.zfill(spec.zfill)
+    return text
+
+
 def _deadline_s(upstream: Upstream) -> float:
     return float(upstream.timeout_s or DEFAULT_DEADLINE_S)
 
@@ -612,7 +763,9 @@ def _retry_after(resp: httpx.Response) -> float | None:
 
 
 def _copy_req(req: BuiltRequest) -> BuiltRequest:
-    return BuiltRequest(req.method, req.url, list(req.params), dict(req.headers), req.secret_names)
+    return BuiltRequest(
+        req.method, req.url, list(req.params), dict(req.headers), req.secret_names, req.json, req.step
+    )
 
 
 def _fit_empty(output: dict, schema: dict) -> dict:

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ummaya.codegen.manifest import Envelope
+from ummaya.model.manifest import Envelope
 
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError, parse_error
 from .taxonomy import STANDARD, classify, classify_text
@@ -85,6 +85,8 @@ class KindDefaults:
     success: tuple[str, ...] = ()
     credential: tuple[str, ...] = ()
     transient: tuple[str, ...] = ()
+    no_data: tuple[str, ...] = ()
+    quota: tuple[str, ...] = ()
 
 
 _DATA_GO_KR_OK = ("00", "0", "INFO-000")
@@ -130,8 +132,75 @@ KINDS: dict[str, KindDefaults] = {
         "wantedList.servList",
         ("0", "00"),
     ),
+    # odcloud (api.odcloud.kr, also behind the NTS and 정부24 benefit APIs): no result code on
+    # success; ``matchCount`` is the filtered total (``totalCount`` ignores cond[...] filters);
+    # errors are {"code": -4, "msg": "등록되지 않은 인증키 입니다."}, usually with HTTP 401.
+    "odcloud": KindDefaults(
+        Shape("odcloud", "code", "msg", "matchCount", "", "", "page", "perPage"),
+        "data",
+        credential=("-3", "-4", "-401"),
+        transient=("-1", "-5"),
+        quota=("-10",),
+    ),
+    # head/row (NEIS, legacy MOIS 1741000 sets, Seoul 열린데이터, REB R-ONE): the body is read in a
+    # normal form (``normal_head_row``): {service, head: {code, message, total, …}, row: [...]}.
+    "head_row": KindDefaults(
+        Shape("head_row", "head.code", "head.message", "head.total", "", "head"),
+        "row",
+        ("INFO-000", "INFO-0"),
+        no_data=("INFO-200", "INFO-3"),
+    ),
     "json": KindDefaults(Shape("json", None, None, None, "", ""), ""),
 }
+
+
+_HEAD_ROW_CODE = ("CODE", "resultCode")
+_HEAD_ROW_MESSAGE = ("MESSAGE", "resultMsg")
+_HEAD_ROW_TOTAL = ("list_total_count", "totalCount")
+
+
+def _result_block(head: dict[str, Any], result: Any) -> None:
+    if isinstance(result, dict):
+        head["code"] = next((result[k] for k in _HEAD_ROW_CODE if k in result), None)
+        head["message"] = next((result[k] for k in _HEAD_ROW_MESSAGE if k in result), None)
+
+
+def normal_head_row(doc: Any) -> Any:
+    """The head/row body in one form, whatever the service calls itself and however it orders
+    its head: ``{"mealServiceDietInfo": [{"head": [{"list_total_count": 3}, {"RESULT": {"CODE":
+    "INFO-000", …}}]}, {"row": [...]}]}`` (NEIS; MOIS spells it ``totalCount`` and
+    ``resultCode``/``resultMsg``), XML's ``<svc><head>…</head><row/>…</svc>``, and the error form,
+    a top-level ``RESULT`` alone → ``{"service", "head": {"code", "message", "total", …}, "row"}``.
+    Anything else is returned as it is (the shape check then says what it is not)."""
+    if not isinstance(doc, dict):
+        return doc
+    if isinstance(doc.get("RESULT"), dict) and not any(isinstance(v, (list, dict)) and k != "RESULT" for k, v in doc.items()):
+        head: dict[str, Any] = {}
+        _result_block(head, doc["RESULT"])
+        return {"service": None, "head": head, "row": []}
+    for name, value in doc.items():
+        parts = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+        if not any(isinstance(p, dict) and "head" in p for p in parts):
+            continue
+        head = {}
+        rows: Any = []
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            heads = part.get("head")
+            for h in heads if isinstance(heads, list) else [heads] if isinstance(heads, dict) else []:
+                if not isinstance(h, dict):
+                    continue
+                for k, v in h.items():
+                    if k == "RESULT":
+                        _result_block(head, v)
+                    else:
+                        head[k] = v
+            if "row" in part:
+                rows = part["row"]
+        head["total"] = next((head[k] for k in _HEAD_ROW_TOTAL if k in head), None)
+        return {"service": name, "head": head, "row": rows}
+    return doc
 
 
 @dataclass
@@ -251,6 +320,8 @@ def _envelopes(env: Envelope | None, shape: Shape, primary: Shape) -> list[Envel
         success_codes=list(kind.success),
         credential_codes=list(kind.credential),
         transient_codes=[c for c in kind.transient if c not in own.credential_codes],
+        no_data_codes=list(kind.no_data),
+        quota_codes=list(kind.quota),
     )
     envs = [own, builtin]
     if shape in FAMILY or primary in FAMILY:
@@ -282,7 +353,9 @@ def _gateway_error(doc: Any, env: Envelope | None, primary: Shape) -> None:
     raise UpstreamError(ADAPTER_ERROR, code, f"gateway answered {status} code {code}: {msg}")
 
 
-def _http_error(status: int, doc: Any, reason: str) -> UpstreamError:
+def _http_error(
+    status: int, doc: Any, reason: str, env: Envelope | None = None, primary: Shape | None = None
+) -> UpstreamError:
     code = f"HTTP_{status}"
     message = f"HTTP {status} {reason}".strip()
     if isinstance(doc, dict):
@@ -291,6 +364,14 @@ def _http_error(status: int, doc: Any, reason: str) -> UpstreamError:
             message = f"HTTP {status}: {doc.get('message') or doc['errorType']}"
         elif doc.get("message") or doc.get("msg"):
             message = f"HTTP {status}: {doc.get('message') or doc.get('msg')}"
+        if env is not None and env.kind == "odcloud" and _code_str(doc.get("code")) is not None:
+            # {"code": -4, "msg": …} with HTTP 401/500: the body's own code says which class.
+            upstream_code = _code_str(doc.get("code")) or code
+            try:
+                classify(upstream_code, message, _envelopes(env, primary or _primary(env), primary or _primary(env)), success=())
+            except UpstreamError as exc:
+                return exc
+            return UpstreamError(ADAPTER_ERROR, upstream_code, message)
     if status >= 500 or status == 429:
         return UpstreamError(CHANNEL_UNAVAILABLE, code, message, retryable=True)
     if status in (401, 403):
@@ -307,6 +388,9 @@ def _int(v: Any) -> int | None:
 
 def _check_kind_signature(kind_name: str, doc: Any) -> None:
     """Kinds without a result code still have a fixed body; anything else is not their answer."""
+    if kind_name == "odcloud":
+        if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
+            raise parse_error("not an odcloud answer: no 'data' list")
     if kind_name == "kakao":
         if not isinstance(doc, dict) or not isinstance(doc.get("documents"), list):
             raise parse_error("not a Kakao Local answer: no 'documents' list")
@@ -331,10 +415,14 @@ def read_response(
         raise
     _gateway_error(doc, env, primary)
     if http_status >= 300:
-        raise _http_error(http_status, doc, reason)
+        raise _http_error(http_status, doc, reason, env, primary)
+    if env is not None and env.kind == "head_row":
+        doc = normal_head_row(doc)
 
     shape, code = _detect(doc, primary)
-    if shape.code is not None and code is None:
+    if primary.name == "odcloud" and shape is primary and code is None:
+        shape = primary  # odcloud's success carries no code: its 'data' list is the answer
+    elif shape.code is not None and code is None:
         # Not the envelope, but it may still say what went wrong in words a rule knows (a gateway's
         # {"message": "SERVICE KEY IS NOT REGISTERED ERROR."}): that class, else PARSE.
         if len(body) <= 4096:
@@ -344,7 +432,8 @@ def read_response(
         raise parse_error(
             f"no result code at '{primary.code}' (not a {env.kind if env else 'json'} envelope)"
         )
-    if shape is primary:
+    if shape is primary and not (primary.name == "odcloud" and code is not None):
+        # (an odcloud body with a code is an error answer: its code is classified below)
         _check_kind_signature(env.kind if env else "json", doc)
     message = get_path(doc, shape.message) if shape.message else None
     message = None if message is None or isinstance(message, (dict, list)) else str(message)

@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ummaya.codegen.manifest import Fixture, Manifest
+from ummaya.model.manifest import Fixture, Manifest
 
-_REGION_SLOTS = ("sido_name", "region_name", "sigungu_name", "city_code", "region_code")
-_TEXT_SLOTS = ("place", "keyword", "free_text", "stop_name")
+# Which fields say where is the slot table's to say: a field whose slot class is a region names a
+# region (through its enum labels); one whose slot is a span of the citizen's words may name a place.
 # Farther apart than this, two points are "another place" for the answer's note.
 OTHER_PLACE_KM = 25.0
 
@@ -52,37 +52,43 @@ def _km(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 
 def _sido_of_point(point: tuple[float, float]) -> str:
-    from ..plan import lexicon as lx
+    from ..understand.regions import sidos
 
-    return min(lx.SIDO, key=lambda r: _km(point, r[4]))[1]
+    return min(sidos(), key=lambda s: _km(point, tuple(s["centre"])))["short"]
 
 
 def _region_of_text(text: str) -> Any:
-    from ..plan.slots import find_region
+    from ..understand.regions import find_region
 
     return find_region(text)
 
 
 def place_of(manifest: Manifest, args: Mapping[str, Any]) -> PlaceOf:
     """The place ``args`` ask about, as far as the adapter's declarations tell."""
+    from ..understand import table
+
     props: dict[str, Any] = manifest.input_schema.get("properties", {})
     lat = lon = None
     sido = None
     for name, value in args.items():
         prop = props.get(name, {})
-        slot = prop.get("x-slot", name)
-        if slot == "latitude" and isinstance(value, (int, float)):
-            lat = float(value)
-        elif slot == "longitude" and isinstance(value, (int, float)):
+        st = table.slot(prop.get("x-slot", name))
+        if st is None:
+            continue
+        whole = table.whole_of(st.name)
+        parts = table.parts_of(whole) if whole else ()
+        if st.class_ == "coordinates" and parts and st.name == parts[0] and isinstance(value, (int, float)):
+            lat = float(value)  # the whole's first part is the latitude (coordinates: [latitude, longitude])
+        elif st.class_ == "coordinates" and parts and st.name == parts[-1] and isinstance(value, (int, float)):
             lon = float(value)
-        elif slot in _REGION_SLOTS and sido is None and value is not None:
+        elif st.class_ == "region" and sido is None and value is not None:
             label = (prop.get("x-enum-labels") or {}).get(str(value)) or (
                 (prop.get("x-enum-labels") or {}).get(value) if not isinstance(value, str) else None
             ) or str(value)
             region = _region_of_text(str(label))
             if region is not None:
                 sido = region.sido_short
-        elif slot in _TEXT_SLOTS and sido is None and isinstance(value, str):
+        elif "span" in st.facets and sido is None and isinstance(value, str):
             region = _region_of_text(value)
             if region is not None:
                 sido = region.sido_short
@@ -91,9 +97,9 @@ def place_of(manifest: Manifest, args: Mapping[str, Any]) -> PlaceOf:
     if point is not None and sido is None:
         sido = _sido_of_point(point)
     if point is None and sido is not None:
-        from ..plan import lexicon as lx
+        from ..understand.regions import sido_centre
 
-        point = next((r[4] for r in lx.SIDO if r[1] == sido), None)
+        point = sido_centre(sido)
     return PlaceOf(sido, point, exact)
 
 
@@ -166,9 +172,9 @@ def other_place_note(manifest: Manifest, fixture: Fixture | None, args: Mapping[
     if not other:
         return None
     if language == "en":
-        from ..plan import lexicon as lx
+        from ..understand.regions import sidos
 
-        en = next((r[3] for r in lx.SIDO if r[1] == have.sido), have.sido)
+        en = next((s["en"] for s in sidos() if s["short"] == have.sido), have.sido)
         return f"Note: this Mock data is for {en}, not the place you asked about."
     return f"모의 데이터는 {have.sido} 기준입니다 (요청하신 곳의 데이터가 아닙니다)."
 

@@ -2,9 +2,10 @@
 
 Mock differs from Live only by the transport: ``FixtureTransport`` answers with the fixture body,
 status and content type (inferred from the file extension when the fixture does not say), so the
-request building, envelope reading and projection are the very same code. A lookup step is
-answered from ``<fixture stem>.lookup<suffix>`` beside the body (``fixture_files`` names every file
-a fixture needs, for the build to copy). Error fixtures answer only when named.
+request building, envelope reading and projection are the very same code. A chain step is
+answered from ``<fixture stem>.<step id><suffix>`` beside the body (``.lookup`` for the one-step
+``lookup``), page N > 1 from ``<fixture stem>.page<N><suffix>``; ``fixture_files`` names every
+file a fixture needs, for the build to copy. Error fixtures answer only when named.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from ummaya.codegen.manifest import Fixture, Manifest
+from ummaya.model.manifest import Fixture, Manifest
 
 from .envelopes import read_response
 from .errors import ADAPTER_ERROR, UpstreamError
@@ -51,10 +52,21 @@ def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) 
     )
 
 
+def step_fixture_name(response: str, step_id: str) -> str:
+    """``hadan.json`` + step ``hospital`` → ``hadan.hospital.json``: the body Mock answers that
+    step's request with."""
+    p = Path(response)
+    return str(p.with_name(f"{p.stem}.{step_id}{p.suffix}"))
+
+
 def lookup_fixture_name(response: str) -> str:
     """``hadan.json`` → ``hadan.lookup.json``: the body Mock answers a lookup request with."""
-    p = Path(response)
-    return str(p.with_name(f"{p.stem}.lookup{p.suffix}"))
+    return step_fixture_name(response, "lookup")
+
+
+def page_fixture_name(response: str, page: int) -> str:
+    """``seoul.json`` → ``seoul.page2.json``: the body Mock answers page 2 with."""
+    return step_fixture_name(response, f"page{page}")
 
 
 def fixture_files(manifest: Manifest, fixture: Fixture, folder: Path) -> list[str]:
@@ -63,10 +75,18 @@ def fixture_files(manifest: Manifest, fixture: Fixture, folder: Path) -> list[st
     if fixture.response is None:
         return []
     files = [fixture.response]
-    if manifest.upstream is not None and manifest.upstream.lookup is not None:
-        side = lookup_fixture_name(fixture.response)
+    if manifest.upstream is None:
+        return files
+    for step in manifest.upstream.chain():
+        side = step_fixture_name(fixture.response, step.id)
         if (folder / side).is_file():
             files.append(side)
+    paging = manifest.upstream.paging
+    for n in range(2, (paging.max_pages if paging else 1) + 1):
+        side = page_fixture_name(fixture.response, n)
+        if not (folder / side).is_file():
+            break
+        files.append(side)
     return files
 
 
@@ -82,8 +102,10 @@ def fixture_content_type(fixture: Fixture) -> str:
 
 
 class FixtureTransport(httpx.AsyncBaseTransport):
-    """Answers every request with one fixture body; ``routes`` (URL path → body) answer the
-    lookup request. Records the requests it saw so tests can compare Mock and Live."""
+    """Answers every request with one fixture body; ``routes`` answer a chain step's request
+    (``step:<id>``) or a later page (``page:<n>``) — told by the ``ummaya_route`` request
+    extension the engine sets, which never leaves the process — or a URL path. Records the
+    requests it saw so tests can compare Mock and Live."""
 
     def __init__(
         self, body: bytes, status: int, content_type: str, routes: dict[str, bytes] | None = None
@@ -94,8 +116,10 @@ class FixtureTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
-        body = self.routes.get(request.url.path, self.body)
-        status = 200 if request.url.path in self.routes else self.status
+        route = request.extensions.get("ummaya_route")
+        key = route if route in self.routes else request.url.path
+        body = self.routes.get(key, self.body)
+        status = 200 if key in self.routes else self.status
         return httpx.Response(status, content=body, headers={"content-type": self.content_type})
 
 
@@ -142,7 +166,8 @@ def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutc
         return outcome_from_expected(manifest, fixture, t0)
     try:
         parsed = read_response(manifest.upstream.envelope, fixture.status, body)
-        output = build_output(parsed, manifest.upstream, manifest.output_schema)
+        args = with_defaults(manifest.input_schema, fixture.request)
+        output = build_output(parsed, manifest.upstream, manifest.output_schema, args)
     except UpstreamError as exc:
         return error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
     status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .errors import UpstreamError
 
@@ -29,6 +29,8 @@ class CallOutcome(BaseModel):
     latency_ms: float = 0.0
     fixture: str | None = None
     attempts: int = 0
+    # Mock: the recording's day when its x-datetime fields were moved to today (calendar.py).
+    moved_from: str | None = None
 
 
 def ms(t0: float) -> float:

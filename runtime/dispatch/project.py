@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ummaya.codegen.manifest import Upstream
+from ummaya.model.manifest import Upstream
 from ummaya.runtime.schemas import errors as schema_errors
 
+from .after import add_positions, apply_after, needs_whole_list
 from .envelopes import Parsed, default_record_path, records_of
 from .errors import ADAPTER_ERROR, UpstreamError
 from .transforms import (
@@ -77,9 +78,26 @@ def records_from(parsed: Parsed, upstream: Upstream) -> list[Any]:
 
 
 def build_output(
-    parsed: Parsed, upstream: Upstream, output_schema: dict[str, Any]
+    parsed: Parsed,
+    upstream: Upstream,
+    output_schema: dict[str, Any],
+    args: dict[str, Any] | None = None,
+    more: list[Parsed] | None = None,
 ) -> dict[str, Any]:
+    """``more``: later pages (``upstream.paging``); ``args`` feed ``upstream.after``."""
     records = records_from(parsed, upstream)
+    for page in more or []:
+        records += records_from(page, upstream)
+    records = add_positions(records, upstream.coordinates)
+    kept = apply_after(records, upstream.after, args or {}) if upstream.after is not None else records
+    if upstream.after is not None and needs_whole_list(upstream.after):
+        # The upstream's total counted records the engine then filtered: count what is kept,
+        # before the top-N cut.
+        filtered = apply_after(records, upstream.after.model_copy(update={"limit": None}), args or {})
+        after_total: int | None = len(filtered)
+    else:
+        after_total = None
+    records = kept
     item_schema = _item_schema(output_schema)
     items = []
     for i, rec in enumerate(records):
@@ -92,6 +110,8 @@ def build_output(
 
     props: dict[str, Any] = output_schema.get("properties", {})
     total = None if upstream.postprocess else parsed.total
+    if after_total is not None:
+        total = after_total
     if not isinstance(total, int):
         total = len(items)
     out: dict[str, Any] = {"items": items}

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
-from ummaya.codegen.manifest import Fixture, Manifest
+from ummaya.model.manifest import Fixture, Manifest
 from ummaya.runtime.store.redact import find_personal
 
 from .envelopes import decode_body
 from .errors import UpstreamError
-from .fixtures import lookup_fixture_name, parse_fixture
+from .fixtures import parse_fixture, step_fixture_name
 from .request import BuiltRequest
 
 NAME = re.compile(r"^[a-z0-9_]+$")
@@ -157,7 +157,7 @@ def write_recording(
     up = manifest.upstream
     assert up is not None
     main_path = up.path
-    main = [a for a in answers if a.request.url.endswith(main_path)]
+    main = [a for a in answers if a.request.step is None and a.request.url.endswith(main_path)]
     if not main:
         raise RecordError("the call sent no request to the operation (nothing to record)")
     masked = list(up.response_fields.masked) if up.response_fields else []
@@ -168,15 +168,15 @@ def write_recording(
     if body_path.exists():
         raise RecordError(f"{body_path} exists already")
     written = []
-    lookup = up.lookup
-    side = [a for a in answers if lookup is not None and a.request.url.endswith(lookup.path)]
     fixtures_dir.mkdir(parents=True, exist_ok=True)
     body_path.write_bytes(body)
     written.append(body_path)
-    if side:
-        side_path = fixtures_dir / lookup_fixture_name(file_name)
-        side_path.write_bytes(sanitize(side[-1].body, secrets, masked))
-        written.append(side_path)
+    for step in up.chain():  # each step's answer beside the body, as Mock replays it
+        side = [a for a in answers if a.request.step == step.id]
+        if side:
+            side_path = fixtures_dir / step_fixture_name(file_name, step.id)
+            side_path.write_bytes(sanitize(side[-1].body, secrets, masked))
+            written.append(side_path)
 
     probe = Fixture(
         name=name,

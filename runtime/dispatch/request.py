@@ -3,8 +3,18 @@
 Query order: ``static_params`` (profile merged with manifest), ``format_param`` (only when the
 adapter asks for JSON — XML is every data.go.kr default), ``params`` (upstream name ← input field;
 absent optional inputs skipped; input_schema defaults applied before we get here),
-``derived_params`` (shared resolvers), then the key. Values are sent as the upstream expects them:
-lists comma-joined, booleans lowercase.
+``derived_params`` (shared resolvers), ``filters`` (``cond[FIELD::OP]``, an input's value or a
+fixed one), ``window`` (a KST date window, each bound overridable by an input),
+``project_params`` (the citizen's WGS84 coordinates in the upstream's CRS, pyproj), ``paging``
+(page size; later pages differ only in the page parameter), then the key. Values are sent as the
+upstream expects them: lists comma-joined, booleans lowercase. A POST sends ``json_params`` /
+``json_static`` as a JSON body (lists stay lists); ``headers`` are fixed request headers.
+
+Steps (``upstream.steps``) are built here too (``build_step_request``), with their own path,
+parameters, filters and — when a step names another profile — their own host and key.
+
+This module is the one place a URL meets a credential (``apply_auth``): a key is never attached to
+a plain-http URL other than a loopback test server.
 
 The data.go.kr key must reach httpx *decoded* (httpx encodes it once). Portal users often paste
 the encoded key; a key carrying ``%XX`` escapes is unquoted once here so it is never sent as
@@ -27,11 +37,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
-from ummaya.codegen.manifest import Auth, Lookup, Upstream
+from ummaya.model.manifest import Auth, DateWindow, Filter, Step, Upstream
 from ummaya.runtime.schemas import errors as schema_errors
 
 from .errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
-from .resolvers import resolve
+from .resolvers import kst, resolve
 
 SECRET_PARAMS = frozenset(
     {
@@ -56,6 +66,8 @@ class BuiltRequest:
     params: list[tuple[str, str]]
     headers: dict[str, str] = field(default_factory=dict)
     secret_names: frozenset[str] = frozenset()
+    json: Any = None  # a POST's JSON body (None: no body)
+    step: str | None = None  # the chain step this request belongs to (None: the main request)
 
     def public_params(self) -> list[tuple[str, str]]:
         return [(k, v) for k, v in self.params if not is_secret(k, self.secret_names)]
@@ -122,6 +134,70 @@ def query_pairs(
     return list(merged.items())
 
 
+def filter_pairs(filters: list[Filter], args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for f in filters:
+        value = f.value if f.input is None else next(
+            (args[n] for n in f.inputs if args.get(n) not in (None, "")), None
+        )
+        if value is not None and value != "":
+            out.append((f.param, param_value(value)))
+    return out
+
+
+_WINDOW_FORMATS = {
+    "yyyymmdd": "%Y%m%d",
+    "yyyy-mm-dd": "%Y-%m-%d",
+    "yyyymmddhhmm": "%Y%m%d%H%M",
+    "yyyymmddhhmmss": "%Y%m%d%H%M%S",
+}
+
+
+def window_pairs(window: DateWindow | None, args: Mapping[str, Any], now: dt.datetime) -> list[tuple[str, str]]:
+    """The window's bounds in KST: the start at 00:00 of ``today - days_back``, the end at 23:59
+    of ``today + days_ahead`` (for the formats with a time), unless an input gives a bound."""
+    if window is None:
+        return []
+    fmt = _WINDOW_FORMATS[window.format]
+    today = kst(now)
+    start = (today - dt.timedelta(days=window.days_back)).replace(hour=0, minute=0, second=0)
+    end = (today + dt.timedelta(days=window.days_ahead)).replace(hour=23, minute=59, second=59)
+    out = []
+    for param, bound, given in ((window.start_param, start, window.start_input), (window.end_param, end, window.end_input)):
+        if not param:
+            continue
+        value = args.get(given) if given else None
+        out.append((param, param_value(value) if value not in (None, "") else bound.strftime(fmt)))
+    return out
+
+
+def projected_pairs(upstream: Upstream, args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    spec = upstream.project_params
+    if spec is None:
+        return []
+    from .geo import from_wgs84
+
+    try:
+        lat, lon = float(args[spec.latitude]), float(args[spec.longitude])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UpstreamError(
+            ADAPTER_ERROR, "INVALID_ARGUMENTS",
+            f"upstream.project_params needs numeric '{spec.latitude}' and '{spec.longitude}' inputs",
+        ) from exc
+    x, y = from_wgs84(spec.crs, lat, lon)
+    return [(spec.x, f"{x:.{spec.decimals}f}"), (spec.y, f"{y:.{spec.decimals}f}")]
+
+
+def json_body(upstream: Upstream, args: Mapping[str, Any]) -> Any:
+    if upstream.method != "POST" or not (upstream.json_params or upstream.json_static):
+        return None
+    body: dict[str, Any] = copy.deepcopy(dict(upstream.json_static))
+    for key, input_name in upstream.json_params.items():
+        if args.get(input_name) is not None:
+            body[key] = copy.deepcopy(args[input_name])
+    return body
+
+
 def build_request(
     upstream: Upstream,
     args: Mapping[str, Any],
@@ -130,53 +206,96 @@ def build_request(
     now: dt.datetime,
     env: Mapping[str, str] | None,
     token: str | None = None,
+    page: int | None = None,
+    guard: Any = None,
 ) -> BuiltRequest:
-    """``env`` None means "no auth" (Mock): the same request, minus the key."""
+    """``env`` None means "no auth" (Mock): the same request, minus the key. ``page`` (with
+    ``upstream.paging``) asks for a later page. With ``env``, the credential binding ``guard``
+    (binding.CredentialGuard) decides whether the key may go."""
     pairs = dict(query_pairs({}, upstream.static_params, args))
     if upstream.format == "json":
         pairs.update({k: param_value(v) for k, v in (upstream.format_param or {}).items()})
     pairs.update(dict(query_pairs(upstream.params, {}, args)))
     for name, expr in upstream.derived_params.items():
         pairs[name] = resolve(expr, args, now)
+    pairs.update(dict(filter_pairs(upstream.filters, args)))
+    pairs.update(dict(window_pairs(upstream.window, args, now)))
+    pairs.update(dict(projected_pairs(upstream, args)))
+    if upstream.paging is not None:
+        pairs[upstream.paging.size_param] = str(upstream.paging.size)
+        pairs[upstream.paging.page_param] = str(page or 1)
+    body = json_body(upstream, args)
+    headers = dict(upstream.headers)
+    if body is not None:
+        headers.setdefault("Content-Type", "application/json")
     req = BuiltRequest(
         upstream.method,
         join_url(base_url, upstream.path),
         list(pairs.items()),
+        headers,
         secret_names=secret_names(upstream.auth),
+        json=body,
     )
     if env is not None:
-        apply_auth(req, upstream.auth, env, token)
+        from .binding import CredentialGuard
+
+        apply_auth(req, upstream.auth, env, token, guard or CredentialGuard({}))
     return req
 
 
-def build_lookup_request(
-    upstream: Upstream, lookup: Lookup, args: Mapping[str, Any], *, base_url: str
+def build_step_request(
+    upstream: Upstream, step: Step, args: Mapping[str, Any], *, base_url: str
 ) -> BuiltRequest:
-    """The lookup step's request: same static/format parameters and key as the main request."""
-    pairs = dict(query_pairs({}, {**upstream.static_params, **lookup.static_params}, args))
-    if upstream.format == "json":
-        pairs.update({k: param_value(v) for k, v in (upstream.format_param or {}).items()})
-    pairs.update(dict(query_pairs(lookup.params, {}, args)))
+    """A chain step's request. A step on the main request's profile shares its static and
+    format parameters (the key comes with ``apply_auth``, the step's own ``auth``)."""
+    own_profile = step.profile is not None
+    static = dict(step.static_params) if own_profile else {**upstream.static_params, **step.static_params}
+    pairs = dict(query_pairs({}, static, args))
+    fmt = step.format or upstream.format
+    if fmt == "json":
+        fp = step.format_param if step.format_param is not None else (upstream.format_param or {})
+        pairs.update({k: param_value(v) for k, v in fp.items()})
+    pairs.update(dict(query_pairs(step.params, {}, args)))
+    pairs.update(dict(filter_pairs(step.filters, args)))
+    auth = step.auth if step.auth is not None else upstream.auth
     return BuiltRequest(
-        "GET",
-        join_url(base_url, lookup.path),
+        step.method,
+        join_url(base_url, step.path),
         list(pairs.items()),
-        secret_names=secret_names(upstream.auth),
+        secret_names=secret_names(auth),
+        step=step.id,
     )
 
 
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
 def apply_auth(
-    req: BuiltRequest, auth: Auth | None, env: Mapping[str, str], token: str | None
+    req: BuiltRequest, auth: Auth | None, env: Mapping[str, str], token: str | None, guard: Any = None
 ) -> None:
+    """Attach the key (or the exchanged token) to ``req``; ``guard`` (binding.CredentialGuard)
+    refuses it unless ``req.url`` is one of the hosts the credential is bound to."""
     if auth is None or auth.style == "none":
         return
+    if guard is None:
+        from .binding import CredentialGuard
+
+        guard = CredentialGuard({})  # no binding: no key goes anywhere
+    parts = urlsplit(req.url)
+    if parts.scheme.lower() != "https" and (parts.hostname or "") not in _LOOPBACK:
+        # The schema and `ummaya check` refuse such a manifest; this holds for overrides too.
+        raise UpstreamError(
+            ADAPTER_ERROR, "PLAIN_HTTP",
+            f"refusing to send a credential over {parts.scheme}:// to {parts.hostname}",
+        )
     if auth.style == "query":
-        req.params.append((auth.param or "", service_key(credential(env, auth.credential))))
+        req.params.append((auth.param or "", service_key(guard.secret(env, auth.credential, req.url))))
     elif auth.style == "header":
-        req.headers[auth.param or "Authorization"] = auth.prefix + credential(env, auth.credential)
+        req.headers[auth.param or "Authorization"] = auth.prefix + guard.secret(env, auth.credential, req.url)
     elif auth.style == "token_exchange":
         if token is None:
             raise UpstreamError(ADAPTER_ERROR, "TOKEN", "token exchange did not produce a token")
+        guard.check(req.url, auth.token_params.values())  # the token stands for those secrets
         req.params.append((auth.param or "accessToken", token))
 
 

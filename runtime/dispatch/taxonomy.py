@@ -25,7 +25,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from ummaya.codegen.manifest import Envelope, ErrorRule
+from ummaya.model.manifest import Envelope, ErrorRule
 
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
 

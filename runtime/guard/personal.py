@@ -17,24 +17,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from ..store.redact import find_personal  # the shared detector (one definition of "personal")
 
-# Which input-field slot types may hold which kind of personal data.
-FIELD_KINDS: dict[str, frozenset[str]] = {
-    "phone": frozenset({"phone"}),
-    "email": frozenset({"email"}),
-    "rrn": frozenset({"rrn"}),
-    "resident_number": frozenset({"rrn"}),
-    "card_number": frozenset({"card"}),
-    "passport_number": frozenset({"passport"}),
-    "driver_licence": frozenset({"driver_licence"}),
-    "driver_license": frozenset({"driver_licence"}),
-}
+# Which kinds of personal data a field may hold is its slot type's ``personal_kinds``; whether a
+# field's value is a span of the citizen's words (after removal it keeps only the place span) is
+# its slot class's "span" facet — both from the slot table (registry/_slots/), never a Python list.
 
-# Slot types whose value is a place: after removal such a field keeps only the place span.
-PLACE_FIELD_SLOTS = frozenset({"place", "keyword", "stop_name", "free_text", "address"})
+
+def field_kinds(slot: str | None) -> frozenset[str]:
+    from ..understand import table
+
+    st = table.slot(slot)
+    return frozenset(st.personal_kinds) if st is not None else frozenset()
+
+
+def is_span(slot: str | None) -> bool:
+    from ..understand import table
+
+    return table.has_facet(slot, "span")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def allowed_kinds(m: Manifest, field: str, prop: dict[str, Any]) -> frozenset[st
         return frozenset({declared})
     if isinstance(declared, list):
         return frozenset(str(k) for k in declared)
-    kinds = FIELD_KINDS.get(str(prop.get("x-slot", field)), frozenset())
+    kinds = field_kinds(str(prop.get("x-slot", field)))
     if declared is True and not kinds:
         return frozenset({"rrn", "phone", "email", "card", "passport", "driver_licence"})
     return kinds
@@ -84,12 +86,12 @@ def _strip(text: str, spans: list[tuple[int, int]]) -> str:
 def _clean_place(m: Manifest, text: str, spans: list[tuple[int, int]], language: str) -> str:
     """What is left of a place field once personal data is gone: the place span when one can
     be read, else the text without the personal values (never the personal values)."""
-    from ..plan.place import _span_backwards, _words, place_span
+    from ..understand.places import MARK, _span_backwards, place_span, split_words
 
     marked = text
     for start, end in sorted(spans, reverse=True):
-        marked = marked[:start] + "⟦⟧" + marked[end:]  # glued: 「⟦⟧인데」 is one word that ends a span
-    span = place_span(marked, language) or (_span_backwards(_words(marked)) if language == "ko" else None)
+        marked = marked[:start] + MARK + marked[end:]  # glued: 「⟦⟧인데」 is one word that ends a span
+    span = place_span(marked, language) or (_span_backwards(split_words(marked)) if language == "ko" else None)
     if span:
         return span
     return _strip(text, spans)
@@ -155,7 +157,7 @@ def _guard_value(m: Manifest, name: str, prop: dict[str, Any], value: Any,
             return value, set()
         spans = [(f.start, f.end) for f in bad]
         kinds = {f.kind for f in bad}
-        if str(prop.get("x-slot", "")) in PLACE_FIELD_SLOTS or m.primitive == "locate":
+        if is_span(str(prop.get("x-slot", ""))) or m.primitive == "locate":
             return _clean_place(m, value, spans, language), kinds
         return _strip(value, spans), kinds
     if isinstance(value, int) and not isinstance(value, bool):
@@ -229,6 +231,6 @@ class PersonalDataGuard:
                     refusals.append(Refusal(
                         check=self.name, adapter_id=m.id, field=r.field, reason="needs_input",
                         message=f"{r.field}: only personal data ({', '.join(r.kinds)}) was given",
-                        missing=["place" if slot in PLACE_FIELD_SLOTS else slot],
+                        missing=["place" if is_span(slot) else slot],
                     ))
         return refusals

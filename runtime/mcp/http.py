@@ -67,6 +67,29 @@ def mount(app: Any, service_of: Callable[[], Any], *, mode: str = "auto",
     keys on, ``ApiKeyAuth`` (runtime/serve/auth.py) guards ``/mcp`` as it guards ``/v1``."""
     backend = McpBackend(ServiceEngines(service_of), mode=mode)  # type: ignore[arg-type]
     manager = StreamableHTTPSessionManager(app=build_server(backend), security_settings=security_settings())
-    app.router.routes.append(Route(path, endpoint=StreamableHTTPASGIApp(manager),
+    app.router.routes.append(Route(path, endpoint=OwnedSessions(StreamableHTTPASGIApp(manager)),
                                    methods=["GET", "POST", "DELETE"], include_in_schema=False))
     return manager.run
+
+
+class OwnedSessions:
+    """An ``Mcp-Session-Id`` belongs to the API key that opened it, as a ``/v1`` session does.
+
+    The SDK's session manager already refuses a session to any principal but its creator ("Session
+    not found", as if it did not exist) when the scope carries an authenticated user; this hands
+    it the caller's key fingerprint (auth.py) as that principal. With keys off there is no caller
+    to tell apart, and nothing changes."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
+        from ummaya.runtime.serve.auth import caller
+
+        fp = caller(scope)
+        if fp:
+            scope = {**scope, "user": AuthenticatedUser(AccessToken(token=f"fp:{fp}", client_id=fp, scopes=[]))}
+        await self.app(scope, receive, send)

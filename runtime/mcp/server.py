@@ -31,7 +31,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .. import answer as ans
 from ..context import RequestError
@@ -106,24 +106,40 @@ class McpBackend:
             return self.session_id
         request = getattr(ctx, "request", None)
         headers = getattr(request, "headers", None)
+        owner = caller_of(ctx)
         sid = headers.get("mcp-session-id") if headers is not None else None
         if sid:
-            return f"mcp-http-{sid}"
-        asked = consent.session_from_state(params, consent.state_secret(engine.store))
+            # The SDK serves a session id only to the API key that opened it (http.py sets the
+            # scope's user); the key's fingerprint is in the consent session's name too.
+            return f"mcp-http-{_owned(owner, sid)}"
+        asked = consent.session_from_state(params, consent.state_secret(engine.store), owner)
         if asked:
             return asked
         store = engine.store
         if params.name != ASK_TOOL or store is None or not hasattr(store, "issue_session"):
             return EPHEMERAL + new_session_id()[len("mcp-"):]
-        from ummaya.runtime.serve.auth import caller
-
-        owner = caller(getattr(request, "scope", None) or {})
         given = (params.arguments or {}).get("session_id")
         if given is None:
             return store.issue_session(owner)
         if isinstance(given, str) and store.issued_session(given, owner):
             return given
         raise SessionNotFound(given)
+
+
+def caller_of(ctx: Any) -> str | None:
+    """The API key fingerprint of an HTTP call (runtime/serve/auth.py); None over stdio or with
+    keys off."""
+    from ummaya.runtime.serve.auth import caller
+
+    return caller(getattr(getattr(ctx, "request", None), "scope", None) or {})
+
+
+def _owned(owner: str | None, sid: str) -> str:
+    if not owner:
+        return sid
+    import hashlib
+
+    return hashlib.sha256(f"{owner}\x00{sid}".encode()).hexdigest()[:32]
 
 
 class SessionNotFound(Exception):
@@ -143,6 +159,9 @@ def text(value: str) -> list[types.TextContent]:
 
 
 def error_result(code: str, message: str, **meta: Any) -> types.CallToolResult:
+    from ummaya.runtime.serve.errors import public_message
+
+    message = public_message(message)
     return types.CallToolResult(content=text(f"{code}: {message}"), is_error=True,
                                 meta={"ummaya/error": code, **{f"ummaya/{k}": v for k, v in meta.items()}})
 
@@ -256,7 +275,8 @@ class ToolRunner:
         if problems:
             return Outcome(error_result("invalid_arguments", "; ".join(problems)))
         try:
-            r = await engine.ask(TurnRequest(args["query"], session_id=session_id, mode=self.backend.mode))
+            r = await engine.ask(TurnRequest(args["query"], session_id=session_id, mode=self.backend.mode,
+                                             context_budget_tokens=args.get("context_tokens")))
         except RequestError as exc:
             return Outcome(error_result(exc.code, exc.message))
         structured = {
@@ -287,7 +307,8 @@ class ToolRunner:
                                 "없습니다. session_id 없이 보내면 새 대화가 시작됩니다.")
         declined: set[str] = set()
         secret = consent.state_secret(engine.store)
-        for adapter_id, ok in consent.answers(params, session_id, secret).items():
+        owner = caller_of(ctx)
+        for adapter_id, ok in consent.answers(params, session_id, secret, engine.store, owner).items():
             m = engine.catalog.adapters.get(adapter_id)
             if m is None or m.permission.consent is None:
                 continue
@@ -310,7 +331,7 @@ class ToolRunner:
         if not consent.supports_elicitation(ctx.session):
             return outcome.result
         if ctx.protocol_version and is_version_at_least(ctx.protocol_version, MODERN):
-            return consent.input_required(m, session_id, secret)
+            return consent.input_required(m, session_id, secret, engine.store, owner)
         answer = await ctx.session.elicit_form(message=consent.message(m), requested_schema=consent.SCHEMA,
                                               related_request_id=ctx.request_id)
         if not consent.agreed(answer):

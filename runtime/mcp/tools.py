@@ -15,7 +15,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .. import answer as ans
 from ..events import STOP_REASONS
@@ -108,6 +108,9 @@ ASK_INPUT: dict[str, Any] = {
                                       "earlier ask returned, to continue that conversation where the "
                                       "transport keeps none (stateless HTTP). Omit it to start one; "
                                       "an id this server did not issue is refused (session_not_found)"},
+        "context_tokens": {"type": "integer", "minimum": 256, "maximum": 10000000,
+                           "description": "모델 문맥 크기(토큰) / the planning model's context in tokens: the "
+                                          "whole prompt plus the reply must fit (default: the server's)"},
     },
 }
 _EVIDENCE = {

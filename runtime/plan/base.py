@@ -7,11 +7,12 @@ for something, or answer from the evidence.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 
 @dataclass
@@ -29,6 +30,13 @@ class Action:
     text: str = ""  # answer text, or the question when asking
     missing: list[str] = field(default_factory=list)  # slot names, when asking
     usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens
+    # What the planner measured of its prompt (system, tools, messages, the limit, what it trimmed)
+    # — the ``budget`` event; empty for a planner that sends no prompt.
+    prompt: dict[str, Any] = field(default_factory=dict)
+    # The planner that actually decided (a fallback planner names the one it fell back to) and,
+    # when it fell back, why: {"from", "code", "message"}.
+    planner: str | None = None
+    fallback: dict[str, Any] | None = None
 
 
 @dataclass
@@ -46,6 +54,9 @@ class Evidence:
     # The adapter's full output: what the citizen's view is rendered from. Never sent to a model
     # (its tool message carries ``summary``, trimmed to the context budget).
     output: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    # Mock only: the day of the recording whose timestamps were moved to today (runtime/dispatch/
+    # calendar.py); the answer's Mock label says so once.
+    moved_from: str | None = None
 
 
 @dataclass
@@ -66,6 +77,26 @@ class PlanContext:
     # without an anchor, arguments carried from the last intent, reusable references. None on a
     # turn without a session.
     dialogue: Any = None
+    # The turn's identity and fixed facts, the same at every step of it: a model's prompt prefix
+    # stays byte-identical across steps only if nothing in it moves (the clock is the turn's, set
+    # once; ``carried`` are the session's slots as the turn began, not what this turn added).
+    trace_id: str = ""
+    clock: dt.datetime | None = None
+    carried: dict[str, Any] | None = None
+    max_steps: int | None = None  # the step budget: step == max_steps - 1 is the last one
+    # The whole prompt's budget in tokens (system + tools + messages + the reply), when the caller
+    # set one (CLI --context-tokens, HTTP generation.context_tokens, MCP ask); None: the planner's.
+    context_tokens: int | None = None
+
+
+# The engine's instructions to a model (a planner's system prompt and repair prompts): never part
+# of an answer. Planners register them; the claim check removes a sentence that repeats one
+# (runtime/turn/claims.py, PrivateText).
+PRIVATE_PROMPTS: list[str] = []
+
+
+def private_prompts(*texts: str) -> None:
+    PRIVATE_PROMPTS.extend(t for t in texts if t not in PRIVATE_PROMPTS)
 
 
 class ProviderError(Exception):
@@ -78,11 +109,20 @@ class ProviderError(Exception):
     environment variable).
     """
 
-    def __init__(self, code: str, message: str, *, retry_after: float | None = None):
+    def __init__(self, code: str, message: str, *, retry_after: float | None = None,
+                 transient: bool = False):
+        # The message reaches clients (JSON, SSE, MCP, the CLI) and names the provider's URL: a
+        # password or token in UMMAYA_LLM_BASE_URL, or a key quoted back, is removed here, once.
+        from ..store.credentials import strip_credentials
+
+        message = strip_credentials(message)
         super().__init__(message)
         self.code = code
         self.message = message
         self.retry_after = retry_after
+        # Worth one more try: a 502/503, a refused connection, a stream cut before anything of it
+        # arrived. A failure after part of a reply is not (its text was never checked).
+        self.transient = transient
 
 
 class Planner(Protocol):

@@ -92,6 +92,13 @@ KO_STOP_GRAMS = frozenset(
 # these (…겨야, …는데, …어요, …디야) is an inflection, not content; likewise these words standing
 # alone (돼, 해, 줘 …). Dropped on both sides, so it cannot make a query and a document disagree.
 ENDING_SYLLABLES = frozenset("요야어아데지까줘돼해죠네게면며니냐래")
+# Syllables a Korean word's tail of particles, endings and light verbs is made of (은/는/이/가/을/
+# 를/에서/으로/의/도/만/까지 …, 하려면/었는지/다는데 …, 치료받을/등록되면/신청시켜): what may follow a
+# known stem without making it another word. Linguistic closed class, not service vocabulary.
+TAIL_SYLLABLES = frozenset(
+    "은는이가을를에서로으의도만와과랑고하한할해했며면려요야어아데지까줘돼됐죠네게니냐래다던든"
+    "었았겠는을까나내좀씩께보부터처럼라서받되된될시켜드려"
+)
 KO_STOP_WORDS = frozenset("돼 해 줘 좀 요 야 다 게 줄 거 것 수 때 더 잘 꼭 또 왜 뭐 이 그 저 나 너 걍 막 할".split())
 
 _RUN = re.compile(r"[가-힣]+|[A-Za-z][A-Za-z0-9'&+\-]*|\d+(?:\.\d+)?")
@@ -231,16 +238,41 @@ class Segmenter:
             if not ("가" <= run[0] <= "힣"):
                 out.extend(_en_words(run))
                 continue
-            i, n = 0, len(run)
-            while i < n:
-                for j in range(min(n, i + self.maxlen), i, -1):
-                    piece = run[i:j]
-                    # one-syllable morphemes only at the start of a short word (차, 약을, 비올까):
-                    # in a longer unknown word the syllable is part of a name (비트코인 ≠ 비)
-                    if piece in self.words and (j - i > 1 or (i == 0 and n <= 3)):
-                        out.append(piece)
-                        i = j
-                        break
-                else:
-                    i += 1
+            out.extend(self._pieces(run)[0])
         return tuple(out)
+
+    def _pieces(self, run: str) -> tuple[list[str], list[int]]:
+        """Longest-match morphemes of one Hangul run, and the positions nothing matched."""
+        pieces: list[str] = []
+        left: list[int] = []
+        i, n = 0, len(run)
+        while i < n:
+            for j in range(min(n, i + self.maxlen), i, -1):
+                piece = run[i:j]
+                # one-syllable morphemes only at the start of a short word (차, 약을, 비올까):
+                # in a longer unknown word the syllable is part of a name (비트코인 ≠ 비)
+                if piece in self.words and (j - i > 1 or (i == 0 and n <= 3)):
+                    pieces.append(piece)
+                    i = j
+                    break
+            else:
+                left.append(i)
+                i += 1
+        return pieces, left
+
+    def is_whole(self, run: str) -> bool:
+        """Does the index know this Hangul word whole — its stem made of known morphemes, with at
+        most a tail of particles and endings (응급실은, 날씨야, 아프다는데)? A known morpheme
+        inside a longer word nobody indexed is another word: 자동차 is not 자동 (자동심장충격기),
+        대학교 is not 학교, 자격득실확인서 is not 자격 or 확인."""
+        return self.whole_from(run, *self._pieces(run))
+
+    @staticmethod
+    def whole_from(run: str, pieces: list[str], left: list[int]) -> bool:
+        """:meth:`is_whole` from a segmentation already made."""
+        if not pieces:
+            return False
+        if not left:
+            return True
+        start = left[0]
+        return left == list(range(start, len(run))) and start > 0 and all(ch in TAIL_SYLLABLES for ch in run[start:])

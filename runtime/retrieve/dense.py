@@ -38,7 +38,8 @@ class DenseIndex:
         self.variant = variant
         self.starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
         self.owners_at = owner[self.starts]
-        # sim_weight: how much a dense match counts towards coverage (tuned on the tune split)
+        # The policy's fusion parameters (runtime/retrieve/policy.py) overwrite these defaults.
+        self.rrf_k = RRF_K
         self.sim_floor = 0.86
 
     @classmethod
@@ -85,6 +86,7 @@ class DenseIndex:
         lex_rank[np.argsort(-lexical, kind="stable")] = np.arange(1, self.n + 1)
         den_rank = np.empty(self.n)
         den_rank[np.argsort(-sims, kind="stable")] = np.arange(1, self.n + 1)
-        fused = np.where(lexical > 0, 1.0 / (RRF_K + lex_rank), 0.0) + 1.0 / (RRF_K + den_rank)
+        k = self.rrf_k
+        fused = np.where(lexical > 0, 1.0 / (k + lex_rank), 0.0) + 1.0 / (k + den_rank)
         dense_cov = np.clip((sims - self.sim_floor) / (1.0 - self.sim_floor), 0.0, 1.0)
         return fused * 100.0, np.maximum(cov, dense_cov.astype(np.float32))

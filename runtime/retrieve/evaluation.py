@@ -12,12 +12,18 @@ Metrics (per request, then averaged):
 
 Thresholds (``THRESHOLDS``; ``ummaya eval retrieval`` exits 1 below any): set from the measured
 figures in evals/README.md with a margin for noise, per split.
+
+Pending requests: the eval set is written ahead of the registry (requests for adapters that
+docs/registry-plan.md plans but nobody has built yet). Given the registry's ids (``known``), a
+request whose expected ids are not all in it is *pending*: it is left out of every figure, never
+ranked, and counted (``Report.pending``, with the ids it waits for), so a missing adapter neither
+fails nor flatters the figures. Out-of-scope requests are never pending.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,14 +32,18 @@ import yaml
 
 SPLITS = ("tune", "holdout")
 
-# Measured on the 26-adapter registry with the 388-request set (evals/README.md: all R@1 0.954,
-# R@5 0.985, MRR 0.966, abstention F1 0.903; tune 0.973 / 0.991 / 0.981 / 0.947; holdout
-# 0.911 / 0.970 / 0.935 / 0.759) minus a margin of about one to two requests' worth of noise per
-# metric. The holdout has 15 out-of-scope requests, so one abstention miss moves its F1 by ~0.04.
+# Measured on the 121-adapter registry with the 1,024-request set at 8e79073 (evals/README.md,
+# "Thresholds": all R@1 0.933, R@5 0.968, MRR 0.949, abstention F1 0.846; tune 0.958 / 0.976 /
+# 0.966 / 0.886; holdout 0.877 / 0.950 / 0.910 / 0.721) minus about two requests' worth of margin
+# per split and metric. These are *lower* than at 108 adapters: the 13 adapters merged last
+# (HIRA detail lookups, KTO tourism, camping, certificates, TAGO routes and flights) brought 39
+# requests into scoring and new close neighbours; issue 18's targets (R@1 ≥ 0.95, R@5 ≥ 0.99,
+# abstention ≥ 90 % on tune and held-out) are not met, and the floors say where we are, not where
+# we should be. The holdout has 31 out-of-scope requests: one abstention miss moves its F1 ~0.02.
 THRESHOLDS: dict[str, dict[str, float]] = {
-    "all": {"recall_at_1": 0.94, "recall_at_5": 0.97, "mrr": 0.95, "abstain_f1": 0.87},
-    "tune": {"recall_at_1": 0.96, "recall_at_5": 0.98, "mrr": 0.97, "abstain_f1": 0.92},
-    "holdout": {"recall_at_1": 0.89, "recall_at_5": 0.95, "mrr": 0.91, "abstain_f1": 0.68},
+    "all": {"recall_at_1": 0.929, "recall_at_5": 0.964, "mrr": 0.945, "abstain_f1": 0.835},
+    "tune": {"recall_at_1": 0.954, "recall_at_5": 0.972, "mrr": 0.962, "abstain_f1": 0.875},
+    "holdout": {"recall_at_1": 0.868, "recall_at_5": 0.941, "mrr": 0.901, "abstain_f1": 0.70},
 }
 
 
@@ -53,6 +63,11 @@ def load_eval_set(path: Path) -> list[EvalRequest]:
             raise ValueError(f"{path}: request {i}: split must be one of {SPLITS}")
         out.append(EvalRequest(r["query"], tuple(r.get("expected") or ()), r["kind"], r["split"]))
     return out
+
+
+def is_pending(request: EvalRequest, known: Collection[str]) -> bool:
+    """True when the request expects an adapter the registry does not have yet."""
+    return any(a not in known for a in request.expected)
 
 
 def reciprocal_rank(ranked: list[str], expected: Iterable[str], k: int = 10) -> float:
@@ -137,10 +152,15 @@ class Report:
     failures: list[dict[str, Any]] = field(default_factory=list)
     thresholds: dict[str, float] = field(default_factory=dict)
     below: list[str] = field(default_factory=list)
+    # Requests skipped because an expected adapter is not in the registry yet, and those adapters.
+    pending: int = 0
+    pending_adapters: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "split": self.split,
+            "pending": self.pending,
+            "pending_adapters": self.pending_adapters,
             "overall": self.overall.as_dict(),
             "by_split": {k: v.as_dict() for k, v in self.by_split.items()},
             "by_kind": {k: v.as_dict() for k, v in self.by_kind.items()},
@@ -156,11 +176,19 @@ def evaluate(
     rank: Callable[[str], list[str]],
     split: str = "all",
     thresholds: dict[str, dict[str, float]] | None = None,
+    known: Collection[str] | None = None,
 ) -> Report:
-    """Run ``rank`` (query → adapter ids, best first, [] = abstain) over the selected split."""
+    """Run ``rank`` (query → adapter ids, best first, [] = abstain) over the selected split.
+
+    With ``known`` (the registry's adapter ids), requests expecting an adapter outside it are
+    pending: skipped, not ranked, and counted in ``Report.pending``."""
     chosen = [r for r in requests if split == "all" or r.split == split]
+    waiting = [r for r in chosen if known is not None and is_pending(r, known)]
+    chosen = [r for r in chosen if not (known is not None and is_pending(r, known))]
     results = [(r, rank(r.query)) for r in chosen]
     rep = Report(split, score(results))
+    rep.pending = len(waiting)
+    rep.pending_adapters = sorted({a for r in waiting for a in r.expected if a not in (known or ())})
     for sp in SPLITS:
         part = [x for x in results if x[0].split == sp]
         if part:

@@ -34,11 +34,16 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .analysis import ANALYZER_VERSION, grams
+from .counter_examples import EXAMPLES_FILE, CounterExamples
+from .doc_table import DocTable
+
+TABLE_FILE = "table.json"
 
 # Text fields of a document and the families of terms each is indexed with.
 # "redirect": other adapters' negative examples whose belongs_to names this adapter — a manifest
@@ -334,13 +339,14 @@ def prune(root: Path, keep: int) -> None:
 
 
 def ensure_index(
-    documents: bytes, docs: list[dict[str, Any]], config: IndexConfig, generated: Path | None,
-    cache_dir: Path | None = None,
+    documents: bytes, docs: Callable[[], list[dict[str, Any]]], config: IndexConfig,
+    generated: Path | None, cache_dir: Path | None = None,
 ) -> Path:
     """The folder holding the Whoosh index + compiled.npz for these documents; built if missing.
 
-    Built in a temporary sibling and renamed into place, so concurrent first uses never see a
-    half-built index (the loser of the race discards its copy).
+    ``docs`` parses the documents only when the index has to be built: a cached index is found by
+    the content hash alone. Built in a temporary sibling and renamed into place, so concurrent
+    first uses never see a half-built index (the loser of the race discards its copy).
     """
     digest = content_hash(documents, config)
     roots = [cache_dir] if cache_dir is not None else cache_roots(generated)
@@ -353,9 +359,12 @@ def ensure_index(
             continue
         tmp = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=root))
         try:
-            build_whoosh(tmp, docs, config)
-            compiled = compile_from_whoosh(tmp, config, [d["id"] for d in docs])
+            parsed = docs()
+            build_whoosh(tmp, parsed, config)
+            compiled = compile_from_whoosh(tmp, config, [d["id"] for d in parsed])
             compiled.save(tmp / "compiled.npz")
+            DocTable.save_columns(parsed, tmp / TABLE_FILE)
+            CounterExamples.from_documents(parsed).save(tmp / EXAMPLES_FILE)
             folder = root / digest
             try:
                 os.rename(tmp, folder)

@@ -27,14 +27,17 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
 
-from .analysis import Segmenter, grams
-from .index import Compiled, IndexConfig, ensure_index
+from .analysis import _RUN, Segmenter, _en_words, grams
+from .doc_table import DocTable
+from .counter_examples import AGAINST_NOTHING, EXAMPLES_FILE, CounterExamples
+from .index import TABLE_FILE, Compiled, IndexConfig, ensure_index
 
 
 class RetrievalError(Exception):
@@ -59,6 +62,20 @@ class Match(NamedTuple):
     coverage: np.ndarray  # IDF-weighted share of the request's grams each document holds
     evidence: np.ndarray  # the text score without terms that are no evidence (deixis, 근처 …)
     unknown_share: float  # IDF-weighted share of the request's grams no document holds
+
+
+_HANGUL_RUN = re.compile(r"[가-힣]+")
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
+_WORD_RUN = _RUN
+
+
+def _domain_spread(c: Compiled, domain: np.ndarray) -> np.ndarray:
+    """Per term key, the number of distinct domains among the documents that hold it."""
+    codes = np.unique(domain, return_inverse=True)[1].astype(np.int64)
+    width = int(codes.max()) + 1 if len(codes) else 1
+    key_of = np.repeat(np.arange(len(c.offsets) - 1, dtype=np.int64), np.diff(c.offsets))
+    pairs = np.unique(key_of * width + codes[c.docs])
+    return np.bincount(pairs // width, minlength=len(c.offsets) - 1)
 
 
 def _accumulate(docs: list[np.ndarray], weights: list[np.ndarray], n: int) -> np.ndarray:
@@ -87,11 +104,17 @@ INTENT_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"확인|인증|자격|\b(verify|verification|eligib\w*|check|authenticat\w*)\b", re.I), ("check",)),
     (re.compile(r"어디|어딨|어딘|근처|위치|가까운|주변|\b(where|near|nearby|nearest|closest|around|location)\b", re.I), ("locate", "find")),
 )
+# The action cues (신청, 신고, 납부, 확인 …) say what to do, never about what: like the location cues
+# they are carried by the intent signal, and a request is not "covered" because an adapter also
+# says 신청 (정화조 청소 신청하고 싶어). They rank, and are otherwise neutral (:meth:`cue_terms`).
+ACTION_PRIMITIVES = frozenset({"send", "check"})
 # "Where is <name>": a request that asks where something is, around a name the catalog has never
 # seen (다이소, Gamcheon Culture Village), is a named-place lookup. For a ``locate`` adapter that
 # takes a free-text ``place`` slot, the unknown words are that slot's value, not an unserved topic,
-# so they do not count against its coverage.
-PLACE_LOOKUP_CUE = re.compile(r"어디|어딨|어딘|위치|\b(where|location|locate)\b", re.I)
+# so they do not count against its coverage. 어디서 (where to do something: 어디서 사, 어디서 하는 게
+# 싸) and 어디가 (which place is best: 어디가 좋아) ask for a recommendation, not where a named place
+# is, so they are no such cue.
+PLACE_LOOKUP_CUE = re.compile(r"어디(?![서가])|어딨|어딘|위치|\b(where|location|locate)\b", re.I)
 # Location cues are carried by the intent signal; a request is not "covered" because an adapter
 # also says 근처 or where, and they do not count against coverage either.
 COVERAGE_NEUTRAL = frozenset(
@@ -106,6 +129,20 @@ COVERAGE_NEUTRAL = frozenset(
 _DEIXIS_WORDS = "지금 현재 오늘 내일 어제 모레 언제 얼마 무슨 어떤 어느 몇 법 today tomorrow tonight current".split()
 DEIXIS = frozenset(f"{family}:{g}" for family in "gm" for w in _DEIXIS_WORDS for g in grams(w))
 NO_EVIDENCE = COVERAGE_NEUTRAL | DEIXIS
+# The calendar vocabulary's relative time words (registry/_vocab/calendar.yaml: days, weeks,
+# relative months and years, now — 이번 달, 지난주, 내년) are deixis too: 「수도요금 이번 달 얼마야」
+# is not about the health-insurance premium because its examples say 이번 달. Weekdays, months and
+# times of day are left out: 점심 and 주말 can be what an adapter is about (급식, 주말 약국).
+CALENDAR_DEIXIS = ("days", "weeks", "relative_months", "relative_years", "now")
+
+
+def calendar_deixis() -> frozenset[str]:
+    """Terms of the calendar vocabulary's relative time words (``CALENDAR_DEIXIS``)."""
+    from ummaya.runtime.understand import vocab
+
+    cal = vocab.calendar()
+    words = {w for cls in CALENDAR_DEIXIS for phrase in cal.get(cls, ()) for w in str(phrase).lower().split()}
+    return frozenset(f"{family}:{g}" for family in "gm" for w in words for g in grams(w))
 # Regional scope: an adapter run by a local government (its agency names a province or district)
 # serves that region. Unless the request names the region, a nationwide adapter should win, so a
 # regional adapter's score is multiplied by (1 - region_penalty) when the request names none of
@@ -158,53 +195,109 @@ class Retriever:
         dense: bool = False,
         deixis_is_evidence: bool = False,
         place_lookup: bool = True,
+        whole_words: bool = True,
+        generic_domains: int = 0,
+        refute_top: int = 3,
+        refute_floor: float = 0.4,
+        evidence_words: int = 2,
+        word_floor: float = 0.3,
+        district_arguments: bool = True,
+        named_service: float = 0.4,
     ):
-        raw = json.loads(documents)
-        self.docs: list[dict[str, Any]] = raw["documents"]
+        parsed: list[list[dict[str, Any]]] = []
+
+        def docs() -> list[dict[str, Any]]:
+            # Parsed only when something must be built from the documents; never kept.
+            if not parsed:
+                parsed.append(json.loads(documents)["documents"])
+            return parsed[0]
+
         self.config = config or IndexConfig.make()
-        self.folder = ensure_index(documents, self.docs, self.config, generated, cache_dir)
+        self.folder = ensure_index(documents, docs, self.config, generated, cache_dir)
         self.compiled = Compiled.load(self.folder / "compiled.npz")
-        self.n = len(self.docs)
-        self.ids = [d["id"] for d in self.docs]
+        table = DocTable.load(self.folder / TABLE_FILE)
+        if table is None:  # an index cached before the table existed
+            table = DocTable.from_documents(docs())
+            try:
+                DocTable.save_columns(docs(), self.folder / TABLE_FILE)
+            except OSError:
+                pass
+        self.table = table
+        examples = CounterExamples.load(self.folder / EXAMPLES_FILE)
+        if examples is None or len(examples.doc_offsets) != table.n + 1:
+            examples = CounterExamples.from_documents(docs())
+            try:
+                examples.save(self.folder / EXAMPLES_FILE)
+            except OSError:
+                pass
+        self.examples = examples
+        # Counter-examples are read for this many of the best candidates; a candidate is refuted
+        # when the request is at least refute_floor close to one of its negative examples and
+        # closer to it than to anything the adapter says of itself.
+        self.refute_top = refute_top
+        self.refute_floor = refute_floor
+        # The text path of the abstention wants evidence from at least evidence_words of the
+        # request's words, each worth word_floor (units of ln N + 1): one word shared with a
+        # document is a coincidence of everyday language (영어 이메일 다듬어줘, 다이어트 식단 짜줘,
+        # 생일 축하 문자 써줘); a paraphrase that fits says two things the adapter says. 1 (or 0)
+        # switches the rule off. Chosen on the tune split (evals/README.md).
+        self.evidence_words = evidence_words
+        self.word_floor = word_floor
+        self.district_arguments = district_arguments
+        # A handoff only points to an official channel and a send adapter files something in the
+        # citizen's name: neither is a near answer to a request on a neighbouring topic (자동차
+        # 보험 비교해줘 is no health-insurance premium, 자동차 이전등록 no move-in report). Such a
+        # candidate whose coverage is under ``named_service`` fits only when the request names its
+        # service (:meth:`names_service`); one that covers more of the request is named by it in
+        # other words. 0 switches the rule off. Tune is flat from 0.4 to 1.0; 0.4 is the least that
+        # does the work (evals/README.md).
+        self.named_service = named_service
+        self.generated = generated
+        self._intent_words: tuple[str, ...] | None = None
+        self._districts: tuple[frozenset[str], tuple[str, ...]] | None = None
+        self.n = table.n
+        self.ids = table.ids
         self.kiwi_query = kiwi_query
         self.intent_boost = intent_boost
         self.context_boost = context_boost
         self.abstain_coverage = abstain_coverage
         self.abstain_text = abstain_text
         # Switches for the ablation (bench/analyzers.py); the defaults are the tuned behaviour.
-        self.no_evidence = COVERAGE_NEUTRAL if deixis_is_evidence else NO_EVIDENCE
+        self.no_evidence = COVERAGE_NEUTRAL if deixis_is_evidence else NO_EVIDENCE | calendar_deixis()
         self.place_lookup = place_lookup
         # BM25 scores grow with ln N through IDF; the text threshold is in units of ln N + 1 so
         # it means the same at 26 and at 10,000 adapters.
         self.idf_scale = float(np.log(max(self.n, 1)) + 1.0)
         self.segment = Segmenter(k[2:] for k in self.compiled.keys if k.startswith("m:"))
-        self.primitive = np.array([d["primitive"] for d in self.docs])
-        self.tier = np.array([d["tier"] for d in self.docs])
-        self.domain = np.array([d["domain"] for d in self.docs])
-        self.agency = np.array([d["agency"]["code"] for d in self.docs])
+        self.whole_words = whole_words
+        # Terms found in documents of at least this many domains are everyday words (신청, 어떻게,
+        # where): they rank but are no evidence that anything fits. 0 switches the rule off.
+        self.generic_domains = generic_domains
+        self._spread = _domain_spread(self.compiled, self.table.domain) if generic_domains else None
+        self.primitive = table.primitive
+        self.tier = table.tier
+        self.domain = table.domain
+        self.agency = table.agency
         self._prim_mask = {p: self.primitive == p for p in set(self.primitive.tolist())}
         self.tier_prior = np.array([TIER_PRIOR.get(t, 1.0) for t in self.tier], dtype=np.float32)
-        self._requires = [frozenset(d.get("requires") or ()) for d in self.docs]
-        self._place_slot = np.array(
-            [d["primitive"] == "locate" and "place" in (d.get("input_slots") or ()) for d in self.docs]
-        )
-        self._provides = [frozenset(d.get("provides") or ()) for d in self.docs]
+        self._place_slot = table.place_slot
         self.region_penalty = region_penalty
-        self._regions = [agency_regions(d["agency"]["name_ko"]) for d in self.docs]
-        self._regional = np.array([bool(r) for r in self._regions])
-        keys = sorted({k for r in self._regions for k in r}, key=len, reverse=True)
+        regions = [agency_regions(name) for name in table.agency_ko]
+        self._regional = np.array([bool(r) for r in regions], dtype=bool)
+        keys = sorted({k for r in regions for k in r}, key=len, reverse=True)
         self._region_re = re.compile("|".join(map(re.escape, keys))) if keys else None
         by_region: dict[str, list[int]] = {}
-        for i, regions in enumerate(self._regions):
-            for k in regions:
+        for i, names in enumerate(regions):
+            for k in names:
                 by_region.setdefault(k, []).append(i)
         self._region_docs = {k: np.array(v, dtype=np.int64) for k, v in by_region.items()}
+        self._agency_names: dict[str, np.ndarray] | None = None
         self._whoosh = None
         self.dense = None
         if dense:
             from .dense import DenseIndex
 
-            self.dense = DenseIndex.load_or_build(self.folder, self.docs)
+            self.dense = DenseIndex.load_or_build(self.folder, docs())
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -230,6 +323,116 @@ class Retriever:
 
     # -- query analysis -------------------------------------------------------------------------
 
+    def analyse(self, query: str) -> tuple[Counter[str], frozenset[str]]:
+        """The request's terms, and those of them that come only from words the index does not
+        know whole (:meth:`Segmenter.is_whole`): those rank, but are no evidence that anything
+        fits. One pass over the request's words."""
+        if self.kiwi_query:
+            return self.query_terms(query), self.partial_terms(query)
+        terms: Counter[str] = Counter()
+        whole: set[str] = set()
+        partial: set[str] = set()
+        keys = self.compiled.keys
+        for m in _WORD_RUN.finditer(query):
+            run = m.group(0)
+            g = [f"g:{t}" for t in grams(run)]
+            if not ("가" <= run[0] <= "힣"):
+                terms.update(g)
+                terms.update(f"m:{t}" for t in _en_words(run))
+                continue
+            pieces, left = self.segment._pieces(run)
+            ms = [f"m:{t}" for t in pieces]
+            terms.update(g)
+            terms.update(ms)
+            if not self.whole_words:
+                continue
+            # Whole when the segmenter finds it whole, or when every bigram of it is indexed (the
+            # segmenter's longest match can miss a word Kiwi kept in one piece: 제세동기).
+            ok = len(run) < 2 or all(t in keys for t in g) or self.segment.whole_from(run, pieces, left)
+            (whole if ok else partial).update(g)
+            (whole if ok else partial).update(ms)
+        return terms, frozenset(partial - whole)
+
+    def argument_terms(self, query: str) -> frozenset[str]:
+        """Terms of the request's words that name a district (신내동, 광안리, 사하구): a place the
+        registry's place vocabulary knows (registry/_vocab) that carries an administrative suffix
+        (place_words.admin_suffixes). Such a word is an argument — where — not a topic: it ranks,
+        but counts neither for nor against coverage and is no evidence. A bare name that is also an
+        everyday word (경기, 서면) is not read so; the regional signal reads it."""
+        if not self.district_arguments:
+            return frozenset()
+        if self._districts is None:
+            from ummaya.runtime.understand import vocab
+            from ummaya.runtime.understand.places import known_places
+
+            suffixes = tuple(sorted(vocab.words("place_words", "admin_suffixes"), key=len, reverse=True))
+            self._districts = (known_places(), suffixes)
+        places, suffixes = self._districts
+        from ummaya.runtime.understand.grammar import strip_particle
+
+        def argument(w: str) -> None:
+            out.update(f"g:{t}" for t in grams(w))
+            out.update(f"m:{t}" for t in self.segment(w))
+
+        out: set[str] = set()
+        for m in _HANGUL_RUN.finditer(query):
+            w = m.group(0)
+            stem = strip_particle(w, known=places)  # 「둔산동에서」 names 둔산동
+            for name in {w, stem}:
+                if name in places and any(name.endswith(x) and len(name) > len(x) + 1 for x in suffixes):
+                    argument(w)
+        return frozenset(out)
+
+    def cue_terms(self, query: str) -> frozenset[str]:
+        """Terms of the request's action cues: ``ACTION_PRIMITIVES``' patterns in INTENT_CUES, and
+        the words of the registry's intents that UMMAYA cannot carry out itself
+        (registry/_intents/ with a ``cannot``: 예약, 연장, 변경 …). Those say what the citizen
+        wants done, not about what: 「헌혈 예약하고 싶어」 is no hospital search because hospital
+        examples say 예약. An intent word some adapter's title uses names that service as well
+        (지원 in 청년 월세 지원, 발급 in a certificate's title) and stays evidence."""
+        out: set[str] = set()
+        spans = [m.group(0) for pattern, prims in INTENT_CUES if ACTION_PRIMITIVES.intersection(prims)
+                 for m in pattern.finditer(query)]
+        folded = query.lower()
+        spaced = f" {' '.join(_LATIN_WORD.findall(folded))} "
+        for w in self.intent_words():
+            if (w in folded) if "가" <= w[0] <= "힣" else (f" {w} " in spaced):
+                spans.extend(w.split())
+        for span in spans:
+            out.update(f"g:{t}" for t in grams(span))
+            out.update(f"m:{t}" for t in self.segment(span))
+        return frozenset(out)
+
+    def intent_words(self) -> tuple[str, ...]:
+        """Words of the registry's intents that have a ``cannot`` (generated/guidance.json) and that
+        no adapter's title uses, read once; none when the generated folder has no guidance."""
+        if self._intent_words is None:
+            from ..guidance import Guidance
+            from ..understand.table import SlotTableMissing, folder
+
+            try:
+                g = Guidance.load(self.generated or folder())
+            except (SlotTableMissing, ValueError):
+                g = Guidance()
+            titles = "\n".join(self.table.titles)
+            words = {w.lower() for i in g.intents if i.cannot is not None for w in i.words.all()
+                     if w.strip() and w.lower() not in titles}
+            self._intent_words = tuple(sorted(words, key=len, reverse=True))
+        return self._intent_words
+
+    def partial_terms(self, query: str) -> frozenset[str]:
+        """See :meth:`analyse`."""
+        if not self.whole_words:
+            return frozenset()
+        whole: set[str] = set()
+        partial: set[str] = set()
+        for m in _HANGUL_RUN.finditer(query):
+            run = m.group(0)
+            terms = {f"g:{t}" for t in grams(run)} | {f"m:{t}" for t in self.segment(run)}
+            known = all(t in self.compiled.keys for t in terms if t[0] == "g")
+            (whole if len(run) < 2 or known or self.segment.is_whole(run) else partial).update(terms)
+        return frozenset(partial - whole)
+
     def query_terms(self, query: str) -> Counter[str]:
         terms: Counter[str] = Counter(f"g:{t}" for t in grams(query))
         if self.kiwi_query:
@@ -254,17 +457,9 @@ class Retriever:
             values = [value] if isinstance(value, str) else list(value)
             column = getattr(self, key)
             if key == "agency":
-                names = np.array(
-                    [
-                        {d["agency"]["code"].lower(), d["agency"]["name_ko"], d["agency"]["name_en"].lower()}
-                        & {str(v).lower() for v in values}
-                        != set()
-                        for d in self.docs
-                    ]
-                )
-                mask &= names
-            else:
-                mask &= np.isin(column, values)
+                mask &= np.isin(self._agency_keys(), [str(v).lower() for v in values]).any(axis=1)
+                continue
+            mask &= np.isin(column, values)
         return mask
 
     # -- scoring --------------------------------------------------------------------------------
@@ -274,8 +469,12 @@ class Retriever:
         m = self.match(terms)
         return m.scores, m.coverage
 
-    def match(self, terms: Counter[str]) -> Match:
-        """Score every document against the request's terms, with what the abstention reads."""
+    def match(self, terms: Counter[str], partial: frozenset[str] = frozenset(),
+              arguments: frozenset[str] = frozenset()) -> Match:
+        """Score every document against the request's terms, with what the abstention reads.
+        ``partial``: terms of words the index does not know whole — they rank, count against
+        coverage like an unknown word, and are no evidence. ``arguments``: terms of words that are
+        a request's arguments (:meth:`argument_terms`) — they rank and are otherwise neutral."""
         c = self.compiled
         d_parts: list[np.ndarray] = []
         w_parts: list[np.ndarray] = []
@@ -289,7 +488,16 @@ class Retriever:
         unknown_idf = float(np.log(self.n) + 1.0)
         for key, qtf in terms.items():
             p = c.postings(key)
-            neutral = key in self.no_evidence
+            neutral = key in self.no_evidence or key in arguments
+            if p is not None and not neutral and (key in partial or self._is_generic(key)):
+                d_parts.append(p[0])
+                w = p[1] * qtf if qtf != 1 else p[1]
+                w_parts.append(w)
+                n_parts.append(p[0])
+                nw_parts.append(w)
+                if key[0] == "g":
+                    total += float(c.idf_any[c.keys[key]])
+                continue
             if p is None:
                 if not neutral and key[0] == "g":
                     total += unknown_idf
@@ -319,6 +527,9 @@ class Retriever:
             cov = (np.bincount(np.concatenate(cov_docs), weights=w, minlength=self.n) / total).astype(np.float32)
         return Match(scores, cov, evidence, unknown / total if total > 0 else 0.0)
 
+    def _is_generic(self, key: str) -> bool:
+        return self._spread is not None and self._spread[self.compiled.keys[key]] >= self.generic_domains
+
     def signals(self, query: str, context_slots: frozenset[str]) -> np.ndarray:
         mult = self.tier_prior.copy()
         implied: set[str] = set()
@@ -338,12 +549,13 @@ class Retriever:
                 off[self._region_docs[name]] = False
             mult *= np.where(off, 1.0 - self.region_penalty, 1.0)
         if context_slots:
-            for i in range(self.n):
-                req, prov = self._requires[i], self._provides[i]
-                if req and req <= context_slots:
-                    mult[i] *= 1.0 + self.context_boost
-                if prov and prov <= context_slots:
-                    mult[i] *= 1.0 - self.context_boost
+            # One step per distinct declared slot set (a handful), never per adapter.
+            for slots, idx in self.table.requires.items():
+                if slots <= context_slots:
+                    mult[idx] *= 1.0 + self.context_boost
+            for slots, idx in self.table.provides.items():
+                if slots <= context_slots:
+                    mult[idx] *= 1.0 - self.context_boost
         return mult
 
     def search(
@@ -358,16 +570,32 @@ class Retriever:
         mask = self._mask(filters)
         if top_k <= 0 or not query.strip():
             return []
-        m = self.match(self.query_terms(query))
+        arguments = self.argument_terms(query) | self.cue_terms(query)
+        m = self.match(*self.analyse(query), arguments)
         text, cov = m.scores, m.coverage
         final = text * self.signals(query, frozenset(context_slots))
         if self.dense is not None:
             final, cov = self.dense.fuse(query, final, cov)
         if mask is not None:
             final = np.where(mask, final, 0.0)
-        best = int(np.argmax(final))
+        # One partial sort serves the refutation and the answer (a refuted candidate's place is
+        # taken by the next one, so a few more than top_k are kept).
+        order = self._top(final, top_k + self.refute_top)
+        if self.refute_top:
+            final = self.refute(query, final, order[: self.refute_top])
+            order = sorted((i for i in order if final[i] > 0), key=lambda i: (-final[i], i))
+        best = order[0] if order else 0
         place_cue = self.place_lookup and m.unknown_share > 0 and PLACE_LOOKUP_CUE.search(query) is not None
-        fits = final[best] > 0 and self.fits(self._coverage(best, cov, m, place_cue), float(m.evidence[best]))
+        # A follow-up whose context already fills what the candidate requires (거기 지금 기온은?)
+        # says its topic in one word: the two-word rule is for requests that stand alone.
+        follow_up = bool(context_slots) and self._context_fills(best, frozenset(context_slots))
+        fits = final[best] > 0 and self.fits(
+            self._coverage(best, cov, m, place_cue), float(m.evidence[best]),
+            None if follow_up else (lambda: self.word_evidence(query, best, arguments)),
+        )
+        if (fits and self.named_service and not follow_up and float(cov[best]) < self.named_service
+                and not self.names_service(query, best)):
+            fits = False
         if not fits:
             place = self._place_slot if mask is None else self._place_slot & mask
             if not (place_cue and m.unknown_share >= 0.5 and place.any()):
@@ -376,8 +604,34 @@ class Retriever:
             # (스타벅스 서면점 어딨어, where is Gamcheon Culture Village): only a lookup that takes
             # a free-text place can answer, so those adapters go first, in their own order.
             final = np.where(place, final.max() * (1.0 + self.intent_boost) + final + 1e-3, final)
-        order = [i for i in self._top(final, top_k) if final[i] > 0]
+            order = self._top(final, top_k)
+        order = [i for i in order[:top_k] if final[i] > 0]
         return [self._candidate(i, float(final[i]), float(cov[i]), float(text[i])) for i in order]
+
+    def refute(self, query: str, final: np.ndarray, best: list[int]) -> np.ndarray:
+        """Drop those of the ``best`` candidates that one of their own negative examples describes
+        better than anything they say of themselves (:mod:`.counter_examples`): a few candidates,
+        whatever the catalog's size."""
+        top = [i for i in best if final[i] > 0 and self.examples.refutable[i]]
+        if not top:
+            return final
+        q = [g for g in grams(query) if f"g:{g}" not in self.no_evidence]
+        qids, qidf = self.examples.query(q)
+        if not len(qids):
+            return final
+        unknown = len(set(q)) - len(qids)
+        qnorm = float(np.sqrt(qidf.sum() + unknown * float(self.examples.idf.max(initial=1.0))))
+        out = final
+        for i in top:
+            for_, against, kind = self.examples.verdict(i, qids, qidf, qnorm)
+            # Only a request that belongs to nothing refutes here: one that belongs to another
+            # adapter is already that adapter's evidence (the redirect field), and a shared
+            # product or place name (타이레놀) would otherwise outweigh the words of the intent.
+            if kind == AGAINST_NOTHING and against >= self.refute_floor and against > for_:
+                if out is final:
+                    out = final.copy()
+                out[i] = 0.0
+        return out
 
     def _coverage(self, i: int, cov: np.ndarray, m: Match, place_cue: bool) -> float:
         """Coverage of the request by document ``i``; for a free-text place lookup asked where
@@ -386,9 +640,53 @@ class Retriever:
             return float(cov[i]) / (1.0 - m.unknown_share)
         return float(cov[i])
 
-    def fits(self, coverage: float, text_score: float) -> bool:
-        """The abstention rule: enough of the request covered, or strong text evidence."""
-        return coverage >= self.abstain_coverage or text_score / self.idf_scale >= self.abstain_text
+    def fits(self, coverage: float, text_score: float, words: Callable[[], list[float]] | None = None) -> bool:
+        """The abstention rule: enough of the request covered, or strong text evidence from at
+        least ``evidence_words`` of its words (``words``: per word, its evidence for the
+        candidate, read only when the text path decides)."""
+        if coverage >= self.abstain_coverage:
+            return True
+        if text_score / self.idf_scale < self.abstain_text:
+            return False
+        if self.evidence_words <= 1 or words is None:
+            return True
+        return sum(e >= self.word_floor for e in words()) >= self.evidence_words
+
+    def names_service(self, query: str, i: int) -> bool:
+        """Whether the request names document ``i``'s service, when that matters: always for an
+        adapter that answers (live, mock ``find``/``check``/``locate``); for a handoff or a
+        ``send`` adapter, one of its service words (codegen/emit_index.py) must be in the request
+        (matched as the engine's scope check matches them: runtime/guidance.py)."""
+        words = self.table.service_words[i]
+        if not words or (self.tier[i] != "handoff" and self.primitive[i] != "send"):
+            return True
+        from ..guidance import Text, longest_in
+
+        return longest_in(words, Text.of(query)) > 0
+
+    def _context_fills(self, i: int, context_slots: frozenset[str]) -> bool:
+        return any(slots and slots <= context_slots and i in idx for slots, idx in self.table.requires.items())
+
+    def word_evidence(self, query: str, i: int, arguments: frozenset[str] = frozenset()) -> list[float]:
+        """Per word of the request, its text evidence for document ``i`` (units of ln N + 1):
+        the terms that are evidence in :meth:`match`, looked up for one document only."""
+        c = self.compiled
+        out = []
+        for run in _WORD_RUN.finditer(query):
+            terms, partial = self.analyse(run.group(0))
+            e = 0.0
+            for key, qtf in terms.items():
+                if key in self.no_evidence or key in partial or key in arguments:
+                    continue
+                p = c.postings(key)
+                if p is None or self._is_generic(key):
+                    continue
+                docs, imps = p
+                j = int(np.searchsorted(docs, i))
+                if j < len(docs) and docs[j] == i:
+                    e += float(imps[j]) * qtf
+            out.append(e / self.idf_scale)
+        return out
 
     def _top(self, scores: np.ndarray, k: int) -> list[int]:
         k = min(k, self.n)
@@ -401,15 +699,25 @@ class Retriever:
         # stable: score desc, then documents.json order (adapter id)
         return sorted(part.tolist(), key=lambda i: (-scores[i], i))[:k]
 
+    def _agency_keys(self) -> np.ndarray:
+        """Per document, the one agency key a filter value matches: code, Korean or English name.
+        Three columns side by side, so a value matching any of them selects the document."""
+        if self._agency_names is None:
+            t = self.table
+            self._agency_names = np.array(
+                [[c.lower(), ko, en.lower()] for c, ko, en in zip(t.agency.tolist(), t.agency_ko, t.agency_en)],
+                dtype=str,
+            ).reshape(self.n, 3)
+        return self._agency_names
+
     def _candidate(self, i: int, score: float, cov: float, text: float) -> Candidate:
-        d = self.docs[i]
         return Candidate(
-            adapter_id=d["id"],
-            primitive=d["primitive"],
-            tier=d["tier"],
+            adapter_id=self.ids[i],
+            primitive=str(self.primitive[i]),
+            tier=str(self.tier[i]),
             score=round(score, 6),
-            domain=d["domain"],
-            agency=d["agency"]["code"],
+            domain=str(self.domain[i]),
+            agency=str(self.agency[i]),
             coverage=round(cov, 4),
             text_score=round(text, 6),
         )

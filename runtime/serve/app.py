@@ -153,6 +153,12 @@ class Service:
             if published:
                 log.info("published %s as %s (no release was active)", published, self.settings.default_alias)
         self.purged += self.store.purge_expired()
+        walk = getattr(self.store, "walk_ledger", None)
+        if walk is not None:  # the full walk at start: no citizen's first gated turn pays for it
+            report = walk()
+            if not report.ok:
+                log.error("consent ledger failed verification at start (seq=%s): %s",
+                          report.broken_seq, report.reason)
         from ummaya.runtime.dialogue.state import session_ttl
 
         self.store.purge_issued_sessions(session_ttl())
@@ -229,9 +235,21 @@ class Service:
 
     def write_trace_sync(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
         try:
-            self.store.put_trace(self._trace(state, result, events or []), self.settings.retention)
-        except Exception:  # a trace must never turn an answer into a failure
-            log.exception("could not store trace %s", state.trace_id)
+            personal: list[Any] = []
+            loaded = self.releases.loaded(state.release_id) if state.release_id else None
+            if result is not None and loaded is not None:
+                from ummaya.runtime.turn.engine import turn_personal_values
+
+                personal = turn_personal_values(result, loaded.catalog)
+            self.store.put_trace(self._trace(state, result, events or []), self.settings.retention,
+                                 personal=personal)
+        except Exception as exc:  # a trace must never turn an answer into a failure
+            state.trace_stored = False  # … and the answer must not claim one was stored
+            code = getattr(exc, "code", None)
+            if code:
+                log.error("trace %s not stored: %s", state.trace_id, code)
+            else:
+                log.exception("could not store trace %s", state.trace_id)
 
     async def write_trace(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
         await asyncio.to_thread(self.write_trace_sync, state, result, events)
@@ -443,6 +461,8 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
             state.error = {"code": code, "message": message}
             state.mark("failed")
             await service.write_trace(state)
+            if not state.trace_stored:
+                trace_id = None  # never name a trace that was not stored
         return error_response(code, message, trace_id, stream=stream)
 
     @app.exception_handler(RequestValidationError)
@@ -478,6 +498,11 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> Response:
+        from ummaya.runtime.store.models import StoreFault
+
+        if isinstance(exc, StoreFault):  # a stable code, and no trace id: none was stored
+            log.error("store fault on %s %s: %s", request.method, request.url.path, exc.code)
+            return error_response(exc.code, exc.message, None)
         trace_id = new_trace_id()
         log.exception("unhandled error (trace %s)", trace_id)
         return error_response("internal_error", "an unexpected server error", trace_id)
@@ -522,11 +547,16 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
             for a, rid in aliases.items():
                 by_release.setdefault(rid, []).append(a)
             rows = []
+            history = service.store.alias_history()
             for r in service.store.list_releases():
                 d = r.to_dict()
+                evals = service.store.release_evaluations(r.release_id)
                 rows.append({k: d[k] for k in ("release_id", "created_at", "catalog_sha256",
                                                "retrieval_policy", "meta")}
-                            | {"aliases": sorted(by_release.get(r.release_id, []))})
+                            | {"aliases": sorted(by_release.get(r.release_id, [])),
+                               "evaluations": {s: e.to_dict(cases=False) for s, e in evals.items()},
+                               "history": [m.to_dict(report=False) for m in history
+                                           if m.release_id == r.release_id]})
             return {"releases": rows, "aliases": aliases, "default_alias": service.settings.default_alias}
 
         return await asyncio.to_thread(read)

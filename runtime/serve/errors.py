@@ -51,6 +51,10 @@ CODES: dict[str, tuple[int, str]] = {
     "adapter_error": (502, "an agency answered something unusable"),
     "channel_unavailable": (503, "an agency is down, slow or over quota (after bounded retries)"),
     "credential_missing": (503, "the server has no (valid) key for an agency"),
+    # -- the store (the answer of a public lookup still comes; these are for what needs the store)
+    "store_unavailable": (503, "the database cannot be reached or read; nothing was stored"),
+    "store_full": (507, "the database has no space left; nothing was stored"),
+    "store_busy": (503, "the database is locked or overloaded; try again shortly; nothing was stored"),
     # -- us
     "internal_error": (500, "an unexpected server error (the trace has the details)"),
 }
@@ -80,10 +84,21 @@ class ApiError(Exception):
         return error_body(self.code, self.message, trace_id or self.trace_id)
 
 
+def public_message(message: str) -> str:
+    """What of a message may leave the process: no credential (by name or by the environment's
+    literal values), no URL user information, no personal data."""
+    from ummaya.runtime.store.credentials import strip_credentials
+    from ummaya.runtime.store.redact import redact
+
+    return redact(strip_credentials(message or ""))
+
+
 def error_body(code: str, message: str, trace_id: str | None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "trace_id": trace_id}}
+    """The one error shape — every error leaving the server, JSON or SSE, is built here."""
+    return {"error": {"code": code, "message": public_message(message), "trace_id": trace_id}}
 
 
 def provider_error(code: str, message: str) -> tuple[str, str]:
     """A planner ProviderError code → the public code (identity for known ones)."""
-    return (code if code in CODES and code.startswith("provider_") else "provider_bad_response"), message
+    return ((code if code in CODES and code.startswith("provider_") else "provider_bad_response"),
+            public_message(message))

@@ -55,6 +55,10 @@ class Generation(BaseModel):
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int_range(1, 32768) | None = None  # type: ignore[valid-type]
     timeout_s: float | None = Field(None, gt=0, le=120, description="per provider request")
+    context_tokens: int_range(256, 10_000_000) | None = Field(  # type: ignore[valid-type]
+        None, description="the model's context in tokens: the whole prompt (system, tools, messages) plus "
+        "the reply must fit; the planner trims tools, then earlier results, and reports it (default: "
+        "UMMAYA_LLM_CONTEXT_TOKENS, else the provider profile's)")
 
 
 class RetrieveRequest(BaseModel):
@@ -125,7 +129,8 @@ class Call(BaseModel):
 
 
 class AnswerResponse(BaseModel):
-    trace_id: str
+    trace_id: str | None = Field(description="The stored trace; null when the store could not keep it "
+                                 "(then trace_stored is false)")
     release: ReleaseRef
     evidence: list[Evidence]
     calls: list[Call]
@@ -137,8 +142,11 @@ class AnswerResponse(BaseModel):
     removed_claims: list[dict[str, Any]] = Field(
         default_factory=list, description="What the claim check removed: {kind, claim, sentence}")
     usage: dict[str, int]
-    session_id: str
+    session_id: str | None = Field(description="The session to continue; null when the store could not "
+                                   "issue one")
     language: str
+    trace_stored: bool = Field(default=True, description="False when the store could not keep this "
+                               "turn's trace (store_full, store_busy, store_unavailable): the answer stands")
 
 
 class Candidate(BaseModel):
@@ -166,6 +174,11 @@ class ReleaseInfo(BaseModel):
     retrieval_policy: dict[str, Any]
     meta: dict[str, Any]
     aliases: list[str]
+    evaluations: dict[str, Any] = Field(default_factory=dict, description=(
+        "per suite (retrieval, turns, conversations, …): status ok | missing | error, the figures "
+        "(higher is better), when and on which evaluation set; what the promotion gate compares"))
+    history: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "every alias move to this release: alias, previous release, when, by whom, forced and why"))
 
 
 class ReleasesResponse(BaseModel):

@@ -33,7 +33,7 @@ from typing import Any
 from ummaya.runtime.context import RequestError, clean_request, detect_language
 from ummaya.runtime.turn import TurnEngine, TurnRequest
 
-from .errors import UPSTREAM_STOPS, ApiError, provider_error
+from .errors import UPSTREAM_STOPS, ApiError, error_body, provider_error
 from .rerank import apply_budget, rerank
 
 log = logging.getLogger("ummaya.serve")
@@ -66,6 +66,8 @@ class RequestState:
     query: str | None = None
     session_id: str | None = None
     owner: str | None = None  # the caller's API key fingerprint (auth.py), None with keys off
+    trace_stored: bool = True  # False when the store could not keep the trace (never claimed)
+    session_issued: bool = True  # False when the store could not issue the session (none to continue)
     rerank: dict[str, Any] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     error: dict[str, Any] | None = None
@@ -214,12 +216,24 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
             raise ApiError("unknown_adapter", f"consent for unknown adapter(s): {', '.join(unknown)}")
         prepared.planner = service.planner_for(req.generation)
         mode = "mock" if service.settings.mode_ceiling == "mock" else req.mode
-        # The first turn gets a new server-issued id, only once nothing else can refuse it.
-        session_id = req.session_id or await asyncio.to_thread(service.store.issue_session, state.owner)
+        # The first turn gets a new server-issued id, only once nothing else can refuse it. A store
+        # that cannot issue one (full, busy, down) does not stop a lookup: the turn runs in a
+        # session of its own, and the answer offers none to continue (session_id null).
+        session_id = req.session_id
+        if session_id is None:
+            from ummaya.runtime.store.models import StoreFault, new_id
+
+            try:
+                session_id = await asyncio.to_thread(service.store.issue_session, state.owner)
+            except StoreFault as exc:
+                log.error("no session issued (%s): the turn runs without one", exc.code)
+                state.session_issued = False
+                session_id = f"unissued-{new_id()}"
         state.session_id = session_id
         prepared.turn = TurnRequest(query, session_id=session_id, mode=mode,
                                     consents=tuple(req.consents), top_k=top_k, filters=filters,
-                                    trace_id=state.trace_id, policy=req.policy)
+                                    trace_id=state.trace_id, policy=req.policy,
+                                    context_budget_tokens=req.generation.context_tokens)
     return prepared
 
 
@@ -304,6 +318,18 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
 
     call_ids: dict[str, str] = {}
     facts = p.loaded.facts
+    held: list[dict[str, Any]] = []  # evidence waits for its rank until the answer starts
+
+    def ranked_evidence() -> list[ApiEvent]:
+        """The held evidence, ranked by the policy's rule (rerank.evidence_order)."""
+        nonlocal n_evidence
+        out = []
+        for item in evidence_order(held):
+            n_evidence += 1
+            out.append(ev("evidence", {"rank": n_evidence, **item}))
+        held.clear()
+        return out
+
     provider_err: dict[str, str] | None = None
     crash: BaseException | None = None
     n_evidence = 0
@@ -332,7 +358,11 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
             if t == "turn_started":
                 state.session_id = d.get("session_id")
             elif t == "delta":
-                yield ev("delta", {"text": d["text"]})
+                for e in ranked_evidence():
+                    yield e
+                # ``part`` (and its ``evidence_id``) lets a client lay the answer out: evidence text
+                # in its card, the located place on one line, the boundary below (runtime/answer.py Part).
+                yield ev("delta", {"text": d["text"], **{k: d[k] for k in ("part", "evidence_id") if k in d}})
             elif t == "permission":
                 perm = {"adapter_id": d["adapter_id"], "gate": d["gate"], "decision": d["decision"]}
                 if d["decision"] == "consent_required":  # what a client must show to ask for it
@@ -347,16 +377,17 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
                 yield ev("tool_result", {k: d.get(k) for k in ("call_id", "adapter_id", "tier", "status",
                                                                 "latency_ms", "fixture", "error")})
             elif t == "evidence":
-                n_evidence += 1
                 aid = d["adapter_id"]
-                yield ev("evidence", {
-                    "rank": n_evidence, "score": state.scores.get(aid), "content": d.get("summary") or {},
+                held.append({
+                    "score": state.scores.get(aid), "content": d.get("summary") or {},
                     "citation": d.get("citation") or {},
                     "metadata": {"evidence_id": d["evidence_id"], "call_id": call_ids.get(aid),
                                  "adapter_id": aid, "primitive": facts[aid].primitive if aid in facts else None, "tier": d["tier"],
                                  "status": d["status"], "freshness": d.get("freshness")}})
             elif t == "error":
                 provider_err = {"code": d.get("code", ""), "message": d.get("message", "")}
+        for e in ranked_evidence():
+            yield e
         result = results[0] if results else None
         if crash is not None or result is None:
             if crash is not None:
@@ -375,14 +406,17 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
         await service.write_trace(state, result, seen_events)
         finished = True
         if state.error:
-            yield ev("error", {"error": {"code": state.error["code"], "message": state.error["message"],
-                                         "trace_id": state.trace_id}})
+            yield ev("error", error_body(state.error["code"], state.error["message"],
+                                         state.trace_id if state.trace_stored else None))
         else:
-            yield ev("completed", {"trace_id": state.trace_id, "stop_reason": result.stop_reason,
-                                   "layer": result.layer, "grounded": result.grounded,
-                                   "removed_claims": result.removed_claims, "usage": usage_of(result),
-                                   "calls": result.calls, "session_id": result.session_id,
-                                   "language": result.language})
+            done = {"trace_id": state.trace_id if state.trace_stored else None,
+                    "stop_reason": result.stop_reason, "layer": result.layer, "grounded": result.grounded,
+                    "removed_claims": result.removed_claims, "usage": usage_of(result),
+                    "calls": result.calls, "session_id": result.session_id if state.session_issued else None,
+                    "language": result.language}
+            if not state.trace_stored:  # said plainly, and no id is offered for a trace that is not there
+                done["trace_stored"] = False
+            yield ev("completed", done)
     finally:
         if task is not None and not task.done():
             task.cancel()
@@ -395,6 +429,15 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
             state.mark("failed")
             service.write_trace_sync(state, results[0] if results else None, seen_events)
         # (terminal but not finished: the trace write was already under way when the client left)
+
+
+def evidence_order(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``score_desc_adapter_id_asc``: the reranked score of the adapter that produced the evidence,
+    descending; ties by adapter id, then arrival order (a stable sort); evidence of an adapter
+    outside the reranked pool (a widened provider: no score) last. Evidence is ranked once all the
+    turn's evidence is in — when the answer starts or the turn ends — so a rank, once sent, never
+    changes; evidence arriving after the answer started (none does today) follows in this order."""
+    return sorted(items, key=lambda e: (e["score"] is None, -(e["score"] or 0.0), e["metadata"]["adapter_id"]))
 
 
 def consent_notice(catalog: Any, adapter_id: str) -> dict[str, Any] | None:
@@ -424,13 +467,14 @@ def fold(events: list[ApiEvent]) -> tuple[dict[str, Any] | None, dict[str, Any] 
         return None, last.data
     done = last.data
     return {
-        "trace_id": meta["trace_id"], "release": meta["release"],
+        "trace_id": done.get("trace_id", meta["trace_id"]), "release": meta["release"],
         "evidence": [e.data for e in events if e.event == "evidence"],
         "calls": done["calls"],
         "answer": "".join(e.data["text"] for e in events if e.event == "delta"),
         "stop_reason": done["stop_reason"], "grounded": done["grounded"],
         "removed_claims": done["removed_claims"], "usage": done["usage"],
         "session_id": done["session_id"], "language": done["language"],
+        **({"trace_stored": False} if done.get("trace_stored") is False else {}),
     }, None
 
 

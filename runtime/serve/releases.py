@@ -1,7 +1,7 @@
 """Releases: a build published as an immutable, self-contained bundle, and aliases that point at one.
 
 A release is what ``ummaya build`` wrote into ``generated/`` — ``catalog.json``, the retrieval
-``index/documents.json``, the fixture bodies and ``registry.lock`` — packed into one deterministic
+``index/documents.json``, the fixture bodies, ``guidance.json`` and ``registry.lock`` — packed into one deterministic
 zip (sorted names, fixed timestamps: same build → same bytes) and stored in the database with its
 **retrieval policy**. Its id is the build's release id (the lock hash that ``catalog.json`` carries);
 a development catalog without one (``"dev"``) gets ``dev-<sha256 of the bundle, 16 hex>``, still
@@ -27,56 +27,16 @@ import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from ummaya.runtime.retrieve.policy import PolicyUnavailable, RerankBudget, RetrievalPolicy  # noqa: F401  (re-exported)
 
 from .errors import ApiError
 
 BUNDLE_FORMAT = "ummaya-release-bundle/1"
 DEFAULT_ALIAS = "production"
+DEFAULT_POLICY_NAME = RetrievalPolicy.model_fields["name"].default
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
-_FILTER_KEYS = ("primitive", "tier", "domain", "agency")
-
-
-class RerankBudget(BaseModel):
-    """What may reach the planner (S03). See runtime/serve/README.md, "Rerank and the context budget".
-
-    ``pool``: candidates the retriever returns for reranking (more than will be kept, so a
-    candidate the non-text signals favour can climb). ``max_candidates``: at most this many reach
-    the planner (and never more than the request's ``top_k``). ``max_tool_tokens``: the estimated
-    tokens of the candidates' tool schemas (description + JSON Schema) the planner sees; candidates
-    are dropped from the tail until the sum fits, the first one always stays. ``widen``: the turn
-    may add at most this many ``locate`` adapters that fill a kept candidate's ``requires``.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    pool: int = Field(20, ge=1, le=200)
-    max_candidates: int = Field(5, ge=1, le=20)
-    max_tool_tokens: int = Field(4000, ge=100, le=100_000)
-    widen: int = Field(2, ge=0, le=5)
-
-
-class RetrievalPolicy(BaseModel):
-    """Recorded with each release (S02) and applied to every request served from it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    analyzer: Literal["ngram", "kiwi"] = "ngram"  # ngram: Kiwi-free query analysis (fast cold start)
-    backend: Literal["bm25f-compiled"] = "bm25f-compiled"  # compiled view of the Whoosh index
-    default_top_k: int = Field(5, ge=1, le=20)
-    max_top_k: int = Field(20, ge=1, le=50)
-    allowed_filters: list[str] = Field(default_factory=lambda: list(_FILTER_KEYS))
-    rerank: RerankBudget = Field(default_factory=RerankBudget)
-
-    @field_validator("allowed_filters")
-    @classmethod
-    def _known_filters(cls, v: list[str]) -> list[str]:
-        bad = [k for k in v if k not in _FILTER_KEYS]
-        if bad:
-            raise ValueError(f"unknown filter key(s) {bad}; known: {list(_FILTER_KEYS)}")
-        return sorted(set(v), key=_FILTER_KEYS.index)
 
 
 # -- bundles -------------------------------------------------------------------------------------
@@ -85,7 +45,9 @@ def bundle_files(generated: Path) -> list[Path]:
     """The files a release needs at run time, relative paths sorted."""
     generated = Path(generated)
     out = [Path("catalog.json"), Path("index/documents.json")]
-    for name in ("registry.lock",):
+    # guidance.json: emergencies, official channels and service words the turn reads (a build
+    # older than it has none, and the turn then says nothing of them).
+    for name in ("registry.lock", "guidance.json"):
         if (generated / name).is_file():
             out.append(Path(name))
     fixtures = generated / "fixtures"
@@ -108,6 +70,19 @@ def make_bundle(generated: Path) -> bytes:
             info.external_attr = 0o644 << 16
             zf.writestr(info, (Path(generated) / rel).read_bytes())
     return buf.getvalue()
+
+
+def unpack_bundle(blob: bytes, target: Path) -> Path:
+    """Extract a bundle into ``target`` (which must exist); a member that would land outside it is
+    refused (``release_unavailable``)."""
+    target = Path(target)
+    root = str(target.resolve()) + os.sep
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        for name in zf.namelist():
+            if not str((target / name).resolve()).startswith(root):
+                raise ApiError("release_unavailable", f"bundle member escapes: {name}")
+        zf.extractall(target)
+    return target
 
 
 def read_bundle_member(blob: bytes, name: str) -> bytes:
@@ -143,10 +118,24 @@ def bundle_meta(generated: Path) -> dict[str, Any]:
 
 
 def publish(store: Any, generated: Path, policy: RetrievalPolicy | None = None) -> Any:
-    """Publish ``generated/`` as an immutable release (a no-op when the same release exists)."""
+    """Publish ``generated/`` as an immutable release (a no-op when the same release exists).
+
+    The same bundle under the same policy is the same release even when it was stored before the
+    policy gained fields (their defaults then): the comparison is of validated policies."""
     blob = make_bundle(generated)
-    rid = release_id_for(generated, blob)
     policy = policy or RetrievalPolicy()
+    rid = release_id_for(generated, blob)
+    if policy.name != DEFAULT_POLICY_NAME:
+        # The same build can be released under another named policy (hybrid, say) side by side.
+        rid = f"{rid}.{policy.name}.v{policy.version}"
+    existing = store.resolve(rid)
+    if existing is not None and existing.release_id == rid \
+            and existing.catalog_sha256 == hashlib.sha256(blob).hexdigest():
+        try:
+            if RetrievalPolicy.model_validate(existing.retrieval_policy or {}) == policy:
+                return existing
+        except ValueError:
+            pass
     return store.publish_release(rid, retrieval_policy=policy.model_dump(mode="json"),
                                  catalog_blob=blob, meta=bundle_meta(generated))
 
@@ -216,7 +205,6 @@ class ReleaseCache:
     def _load(self, release: Any) -> LoadedRelease:
         from ummaya.runtime.catalog import Catalog
         from ummaya.runtime.dispatch import Dispatcher
-        from ummaya.runtime.retrieve import Retriever
 
         from .rerank import facts_for
 
@@ -236,12 +224,7 @@ class ReleaseCache:
             self.cache_root.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{safe}-", dir=self.cache_root))
             try:
-                with zipfile.ZipFile(io.BytesIO(blob)) as zf:
-                    for name in zf.namelist():
-                        target = (tmp / name).resolve()
-                        if not str(target).startswith(str(tmp.resolve()) + os.sep):
-                            raise ApiError("release_unavailable", f"bundle member escapes: {name}")
-                    zf.extractall(tmp)
+                unpack_bundle(blob, tmp)
                 (tmp / ".complete").write_text(release.release_id)
                 try:
                     os.replace(tmp, folder)
@@ -251,7 +234,10 @@ class ReleaseCache:
                 if tmp.exists():
                     shutil.rmtree(tmp, ignore_errors=True)
         catalog = Catalog.load(folder)
-        retriever = Retriever.load(folder, kiwi_query=policy.analyzer == "kiwi")
+        try:
+            retriever = policy.retriever(folder)
+        except PolicyUnavailable as exc:
+            raise ApiError("release_unavailable", f"release {release.release_id}: {exc}") from None
         dispatcher = (self.dispatcher_factory or Dispatcher)(catalog)
         return LoadedRelease(release.release_id, policy, catalog, retriever, dispatcher, folder,
                              {m.id: facts_for(m) for m in catalog.adapters.values()})

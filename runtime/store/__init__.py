@@ -13,6 +13,7 @@ from .base import SQLStore, Store, apply_retention
 from .migrations import MIGRATIONS
 from .models import (
     GENESIS_HASH,
+    AliasMove,
     TRACE_STATES,
     ChainReport,
     ConsentRecord,
@@ -20,9 +21,11 @@ from .models import (
     LedgerBroken,
     Release,
     ReleaseConflict,
+    ReleaseEvaluation,
     RetentionPolicy,
     Session,
     StoreError,
+    StoreFault,
     Trace,
     UnknownConsent,
     UnknownRelease,
@@ -84,7 +87,8 @@ def open_store(url: str | None = None, *, policy: RetentionPolicy | None = None,
 __all__ = [
     "open_store", "default_url", "sqlite_path", "Store", "SQLStore", "apply_retention",
     "MIGRATIONS", "GENESIS_HASH", "TRACE_STATES", "ChainReport", "ConsentRecord",
-    "InvalidTransition", "LedgerBroken", "Release", "ReleaseConflict", "RetentionPolicy", "Session", "StoreError",
+    "AliasMove", "InvalidTransition", "LedgerBroken", "Release", "ReleaseConflict", "ReleaseEvaluation", "RetentionPolicy", "Session", "StoreError",
+    "StoreFault",
     "Trace", "UnknownConsent", "UnknownRelease", "UnknownTrace", "new_trace_id", "redact",
     "redact_value",
 ]

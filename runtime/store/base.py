@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import logging
 import secrets
 import threading
@@ -27,10 +28,14 @@ from .models import (
     ConsentRecord,
     InvalidTransition,
     LedgerBroken,
+    AliasMove,
     Release,
     ReleaseConflict,
+    ReleaseEvaluation,
     RetentionPolicy,
     Session,
+    StoreError,
+    StoreFault,
     Trace,
     UnknownConsent,
     UnknownRelease,
@@ -42,9 +47,11 @@ from .models import (
     parse_iso,
     utcnow,
 )
-from .ledger import HeadFile, Keyring, LedgerKeyError, check_head
+from .chain import ChainState, LedgerChecks
+from .ledger import HeadFile, Keyring, check_head
 from .credentials import env_secrets, strip_credentials, strip_credentials_value
 from .redact import redact, redact_value
+from .retention import Masker, PersonalValue
 
 log = logging.getLogger("ummaya.store")
 
@@ -72,11 +79,39 @@ def _redact_urls(value: Any) -> Any:
     return value
 
 
-def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(value: Any) -> Any:
+    """Lone surrogates (``"\\ud800"`` in a JSON request: valid JSON, not encodable text) written
+    out as their escape, so every trace can be stored whatever its text; keys too."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {escape_surrogates(k): escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [escape_surrogates(v) for v in value]
+    return value
+
+
+def apply_retention(trace: Trace, policy: RetentionPolicy, personal: Sequence[PersonalValue] = ()) -> Trace:
     """A copy of ``trace`` as the policy allows it to be kept. Identity fields (trace_id, release,
-    session, stop_reason, state, timings, timestamps) are never touched."""
+    session, stop_reason, state, timings, timestamps) are never touched.
+
+    ``personal``: the turn's personal values (retention.py). Whatever the policy, each is masked
+    wherever it occurs — the consent notice promised it — and under ``none`` its keyed fields lose
+    their value; a value whose field says ``x-trace: none`` leaves no raw text in the trace at all."""
+    masker = Masker(personal)
     mode = policy.raw_text
+    if masker.none:
+        mode = "none"  # text built from such a value cannot be masked by it: none is kept
     events = [_event_dict(e) for e in trace.events]
+    if personal:
+        drop = mode == "none"
+        trace = Trace(**{**trace.__dict__, "request_text": masker.text(trace.request_text),
+                         "answer_text": masker.text(trace.answer_text), "calls": masker.value(trace.calls, drop=drop),
+                         "meta": masker.value(trace.meta, drop=drop)})
+        events = [{**e, "data": masker.value(e.get("data", {}), drop=drop)} for e in events]
     if mode == "full":
         # "full" keeps the citizen's words for debugging; upstream URLs are not their words and
         # are redacted whatever the policy (they carry the same data, percent-encoded).
@@ -97,10 +132,11 @@ def apply_retention(trace: Trace, policy: RetentionPolicy) -> Trace:
     secrets = env_secrets()
     events, calls, meta = (strip_credentials_value(v, secrets) for v in (events, calls, meta))
     req, ans = (strip_credentials(v, secrets) if v else v for v in (req, ans))
+    req, ans, events, calls, meta = (escape_surrogates(v) for v in (req, ans, events, calls, meta))
     return Trace(
         trace_id=trace.trace_id, created_at=trace.created_at, expires_at=trace.expires_at,
         release_id=trace.release_id, release_alias=trace.release_alias,
-        session_id=trace.session_id, stop_reason=trace.stop_reason, state=trace.state,
+        session_id=escape_surrogates(trace.session_id), stop_reason=trace.stop_reason, state=trace.state,
         states=list(trace.states), timings=dict(trace.timings), request_text=req, answer_text=ans,
         text_policy=mode, events=events, calls=list(calls), meta=dict(meta),
         updated_at=trace.updated_at, owner=trace.owner,
@@ -204,7 +240,8 @@ class Store(ABC):
 
     # -- traces
     @abstractmethod
-    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None) -> Trace | None: ...
+    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None, *,
+                  personal: Sequence[Any] = ()) -> Trace | None: ...
 
     @abstractmethod
     def advance_state(self, trace_id: str, state: str, at: datetime | None = None) -> Trace: ...
@@ -236,7 +273,21 @@ class Store(ABC):
     def release_catalog(self, release_id: str) -> bytes | None: ...
 
     @abstractmethod
-    def promote(self, alias: str, release_id: str, now: datetime | None = None) -> None: ...
+    def promote(self, alias: str, release_id: str, now: datetime | None = None, *,
+                actor: str = "system", forced: bool = False, reason: str | None = None,
+                report: dict[str, Any] | None = None) -> AliasMove: ...
+
+    @abstractmethod
+    def add_release_evaluation(self, release_id: str, suite: str, *, status: str,
+                               figures: dict[str, Any], cases: dict[str, Any],
+                               meta: dict[str, Any] | None = None,
+                               now: datetime | None = None) -> ReleaseEvaluation: ...
+
+    @abstractmethod
+    def release_evaluations(self, release_id: str) -> dict[str, ReleaseEvaluation]: ...
+
+    @abstractmethod
+    def alias_history(self, alias: str | None = None) -> list[AliasMove]: ...
 
     @abstractmethod
     def aliases(self) -> dict[str, str]: ...
@@ -260,8 +311,9 @@ class Tx:
             self.store._executemany(self.cursor, sql, rows)
 
 
-class SQLStore(Store):
-    """Everything both backends share; subclasses supply the connection and type conversions."""
+class SQLStore(LedgerChecks, Store):
+    """Everything both backends share; subclasses supply the connection and type conversions.
+    Ledger verification and the gate's consent decision: chain.py (``LedgerChecks``)."""
 
     for_update = ""  # " FOR UPDATE" where row locks exist
 
@@ -271,6 +323,7 @@ class SQLStore(Store):
         self._lock = threading.RLock()
         self._keys: Keyring | None = None
         self._heads: HeadFile | None = None
+        self._init_chain()
 
     # ---- backend hooks
     @abstractmethod
@@ -302,10 +355,24 @@ class SQLStore(Store):
     @abstractmethod
     def _has_table(self, tx: Tx, name: str) -> bool: ...
 
+    @abstractmethod
+    def _fault(self, exc: BaseException) -> StoreFault | None:
+        """The stable fault a backend exception stands for, or None when it is not one."""
+
     @contextmanager
     def tx(self, write: bool = True) -> Iterator[Tx]:
-        with self._transaction(write) as cursor:  # backends serialize threads as they need
-            yield Tx(self, cursor)
+        """One transaction. A database failure (full, locked, unreachable) leaves as a
+        ``StoreFault`` with its stable code; anything else (a constraint, our own errors) as is."""
+        try:
+            with self._transaction(write) as cursor:  # backends serialize threads as they need
+                yield Tx(self, cursor)
+        except StoreError:
+            raise
+        except Exception as exc:
+            fault = self._fault(exc)
+            if fault is None:
+                raise
+            raise fault from exc
 
     # ---- migrations
     def migrate(self) -> list[str]:
@@ -405,6 +472,38 @@ class SQLStore(Store):
                         "AND s.updated_at >= ?) RETURNING session_id", (cutoff, cutoff))
         return len(rows)
 
+    # ---- consent questions (MCP requestState): single use, expiring, closed by a revocation
+    def open_consent_request(self, session_id: str, adapter_id: str, expires_at: datetime,
+                             now: datetime | None = None) -> str:
+        """A new question's nonce (128 random bits), answerable once until ``expires_at``."""
+        nonce = secrets.token_urlsafe(16)
+        with self.tx() as tx:
+            tx.q("INSERT INTO consent_requests (nonce, session_id, adapter_id, issued_at, expires_at) "
+                 "VALUES (?, ?, ?, ?, ?)", (nonce, session_id, adapter_id,
+                                           self._ts_in(as_utc(now or utcnow())), self._ts_in(as_utc(expires_at))))
+            # Expired questions are of no use to anyone: forget them as new ones are asked.
+            tx.q("DELETE FROM consent_requests WHERE expires_at <= ?", (self._ts_in(as_utc(now or utcnow())),))
+        return nonce
+
+    def use_consent_request(self, nonce: str, session_id: str, adapter_id: str,
+                            now: datetime | None = None) -> bool:
+        """Consume a question's nonce: True once, for the session and adapter it was asked for,
+        before it expired and before any revocation closed it; False ever after."""
+        at = self._ts_in(as_utc(now or utcnow()))
+        with self.tx() as tx:
+            rows = tx.q("UPDATE consent_requests SET used_at = ? WHERE nonce = ? AND session_id = ? "
+                        "AND adapter_id = ? AND used_at IS NULL AND expires_at > ? RETURNING nonce",
+                        (at, nonce, session_id, adapter_id, at))
+        return bool(rows)
+
+    def _close_consent_requests(self, tx: Tx, session_id: str, adapter_id: str, at: datetime) -> None:
+        if session_id == "*":
+            tx.q("UPDATE consent_requests SET used_at = ? WHERE used_at IS NULL AND adapter_id = ?",
+                 (self._ts_in(at), adapter_id))
+        else:
+            tx.q("UPDATE consent_requests SET used_at = ? WHERE used_at IS NULL AND adapter_id = ? "
+                 "AND session_id = ?", (self._ts_in(at), adapter_id, session_id))
+
     # ---- consents
     def _consent(self, row: dict[str, Any]) -> ConsentRecord:
         return ConsentRecord(
@@ -481,44 +580,6 @@ class SQLStore(Store):
                     "it was replaced"), cp.seq
         return None, cp.seq
 
-    def _walk(self, rows: list[dict[str, Any]], keys: Keyring) -> tuple[ChainReport | None, str]:
-        """Check every link and HMAC in order: the first broken record's report, or None."""
-        prev = GENESIS_HASH
-        granted: set[str] = set()
-        order = keys.order()
-        rank = -1
-        for row in rows:
-            try:
-                rec = self._consent(row)
-            except Exception as exc:  # a row edited into something unreadable
-                return ChainReport(False, len(rows), row.get("seq"), row.get("consent_id"),
-                                   f"unreadable record: {exc}"), prev
-            reason = None
-            key = keys.by_id(rec.key_id) if rec.key_id is not None else None
-            if rec.prev_hash != prev:
-                reason = "prev_hash does not link to the previous record (a record was removed, " \
-                         "inserted or reordered)"
-            elif rec.key_id is None and rank >= 0:
-                reason = "an unkeyed record after keyed ones (forged without the ledger key)"
-            elif rec.key_id is not None and key is None:
-                reason = (f"signed with an unknown key {rec.key_id} (forged, or a retired key is "
-                          "missing from UMMAYA_LEDGER_RETIRED_KEYS / ledger.retired)")
-            elif rec.key_id is not None and order.index(rec.key_id) < rank:
-                reason = "signed with a key retired before the previous record's key"
-            elif not hmac.compare_digest(rec.compute_hash(key), rec.hash):
-                reason = ("content does not match its hash (the record was edited, or written "
-                          "without the ledger key)")
-            elif rec.action == "revoke" and rec.consent_id not in granted:
-                reason = "revoke of a consent that was never granted earlier in the chain"
-            if reason:
-                return ChainReport(False, len(rows), rec.seq, rec.consent_id, reason), prev
-            if rec.key_id is not None:
-                rank = order.index(rec.key_id)
-            if rec.action == "grant":
-                granted.add(rec.consent_id)
-            prev = rec.hash
-        return None, prev
-
     def _append_consent(self, tx: Tx, record: ConsentRecord) -> ConsentRecord:
         """Link ``record`` to the chain's end, sign it, insert it, move the signed head.
         Caller holds the chain lock. Refuses (LedgerBroken) when the chain's end is not the one
@@ -591,8 +652,12 @@ class SQLStore(Store):
                 grants = tx.q(self._ACTIVE_GRANTS + " AND g.session_id = ? AND g.adapter_id = ? "
                               "ORDER BY g.seq", (session_id, adapter_id))
             out = []
+            if consent_id is None and session_id is not None and adapter_id is not None:
+                self._close_consent_requests(tx, session_id, adapter_id, at)
             for row in grants:
                 g = self._consent(row)
+                # Every question still open for it is void: an old "accept" cannot grant it again.
+                self._close_consent_requests(tx, g.session_id, g.adapter_id, at)
                 out.append(self._append_consent(tx, ConsentRecord(
                     consent_id=g.consent_id, session_id=g.session_id, adapter_id=g.adapter_id,
                     purpose=g.purpose, data_items=g.data_items, retention=g.retention,
@@ -615,67 +680,25 @@ class SQLStore(Store):
                 rows = tx.q("SELECT * FROM consents WHERE session_id = ? ORDER BY seq", (session_id,))
         return [self._consent(r) for r in rows]
 
-    def verify(self) -> ChainReport:
-        """Walk the chain in order (links, HMACs, key order), then compare its end with the
-        signed head checkpoint; report the first thing that is wrong."""
-        try:
-            keys = self.ledger_keys()
-        except LedgerKeyError as exc:
-            return ChainReport(False, 0, reason=f"ledger key: {exc}")
-        # Under the chain lock, so an append cannot land between reading rows and the head file.
-        with self.tx() as tx:
-            self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)
-            rows = tx.q("SELECT * FROM consents ORDER BY seq")
-            try:
-                lid = self._ledger_id(tx, create=False)
-            except LedgerBroken as exc:
-                return ChainReport(False, len(rows), reason=str(exc))
-            broken, prev = self._walk(rows, keys)
-            if broken is not None:
-                return broken
-            last = {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]} if rows else None
-            problem, head_seq = self._head_problem(keys, lid, last)
-        if problem:
-            where = head_seq if head_seq is not None else (last["seq"] if last else None)
-            return ChainReport(False, len(rows), where, None, problem, head_seq=head_seq)
-        return ChainReport(True, len(rows), head=prev, head_seq=head_seq)
-
     def anchor(self) -> ChainReport:
         """Operator repair (needs the key): check every record's link and HMAC, then sign the
         head checkpoint at the chain's current end — for a legacy (unkeyed) ledger, after a crash
         between writing the head and committing, or after a key rotation. Never anchors a chain
         whose records do not verify."""
         keys = self.ledger_keys()
+        st = ChainState()
         with self.tx() as tx:
             self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)
             rows = tx.q("SELECT * FROM consents ORDER BY seq")
-            broken, prev = self._walk(rows, keys)
+            broken = self._walk_rows(rows, keys, st)
             if broken is not None:
                 return broken
             lid = self._ledger_id(tx, create=True)
             assert lid is not None
-            seq = rows[-1]["seq"] if rows else 0
-            self.ledger_heads().write(keys, lid, seq, prev)
-        return ChainReport(True, len(rows), head=prev, head_seq=seq)
-
-    def ledger_ok(self) -> bool:
-        """For the gate: a ledger that fails verification lets no consent-gated call through."""
-        try:
-            report = self.verify()
-        except Exception:  # noqa: BLE001 - fail closed, but say why in the log
-            log.exception("consent ledger verification could not run")
-            return False
-        if not report.ok:
-            log.error("consent ledger failed verification at seq=%s: %s", report.broken_seq,
-                      report.reason)
-        return report.ok
-
-    def has_consent(self, session_id: str, adapter_id: str) -> bool:
-        """An active grant counts only while the whole ledger verifies: a forged grant, or a
-        grant whose revocation was deleted, must not open the gate."""
-        if self.active_consent(session_id, adapter_id) is None:
-            return False
-        return self.ledger_ok()
+            self.ledger_heads().write(keys, lid, st.seq, st.hash)
+        with self._chain_mutex:  # the next check walks again, against the new head
+            self._chain, self._broken = None, None
+        return ChainReport(True, len(rows), head=st.hash, head_seq=st.seq)
 
     # ---- traces
     def _trace(self, row: dict[str, Any], events: list[dict[str, Any]] | None) -> Trace:
@@ -697,8 +720,10 @@ class SQLStore(Store):
                 [(trace_id, int(e["seq"]), e["type"], e.get("stage", ""),
                   float(e.get("t_ms", 0.0)), self._json_in(e.get("data", {}))) for e in events])
 
-    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None) -> Trace | None:
-        """Insert or replace a whole trace (events included) as the policy allows.
+    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None, *,
+                  personal: Sequence[PersonalValue] = ()) -> Trace | None:
+        """Insert or replace a whole trace (events included) as the policy allows, the turn's
+        ``personal`` values masked wherever they occur (apply_retention).
 
         Returns what was stored, or None when the policy turns traces off. ``expires_at`` is
         always set: the trace's own, else created_at + ttl_days.
@@ -706,7 +731,7 @@ class SQLStore(Store):
         policy = policy or self.policy
         if not policy.traces_enabled:
             return None
-        stored = apply_retention(trace, policy)
+        stored = apply_retention(trace, policy, personal)
         stored.created_at = as_utc(stored.created_at)
         if stored.expires_at is None:
             stored.expires_at = stored.created_at + timedelta(days=policy.ttl_days)
@@ -858,16 +883,70 @@ class SQLStore(Store):
             rows = tx.q("SELECT catalog_blob FROM releases WHERE release_id = ?", (release_id,))
         return bytes(rows[0]["catalog_blob"]) if rows and rows[0]["catalog_blob"] is not None else None
 
-    def promote(self, alias: str, release_id: str, now: datetime | None = None) -> None:
+    def promote(self, alias: str, release_id: str, now: datetime | None = None, *,
+                actor: str = "system", forced: bool = False, reason: str | None = None,
+                report: dict[str, Any] | None = None) -> AliasMove:
+        """Point ``alias`` at ``release_id`` and record the move in the release history (who, over
+        the gate or not, why, the gate's report), in one transaction. The gate itself is the
+        caller's (runtime/suites/promotion.py): the store records, it does not judge."""
         if not alias:
             raise ValueError("alias is required")
+        if forced and not (reason or "").strip():
+            raise ValueError("a forced promotion needs a reason")
+        at = as_utc(now or utcnow())
         with self.tx() as tx:
             if not tx.q("SELECT 1 AS x FROM releases WHERE release_id = ?", (release_id,)):
                 raise UnknownRelease(f"no release {release_id!r}")
+            prev = tx.q("SELECT release_id FROM aliases WHERE alias = ?", (alias,))
+            previous = prev[0]["release_id"] if prev else None
             tx.q("INSERT INTO aliases (alias, release_id, updated_at) VALUES (?, ?, ?) "
                  "ON CONFLICT (alias) DO UPDATE SET release_id = excluded.release_id, "
                  "updated_at = excluded.updated_at",
-                 (alias, release_id, self._ts_in(as_utc(now or utcnow()))))
+                 (alias, release_id, self._ts_in(at)))
+            tx.q("INSERT INTO release_history (alias, release_id, previous_release_id, moved_at, "
+                 "actor, forced, reason, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 (alias, release_id, previous, self._ts_in(at), actor, int(bool(forced)), reason,
+                  self._json_in(report or {})))
+            seq = tx.q("SELECT MAX(seq) AS seq FROM release_history WHERE alias = ?", (alias,))[0]["seq"]
+        return AliasMove(int(seq or 0), alias, release_id, previous, at, actor, bool(forced), reason,
+                         dict(report or {}))
+
+    def add_release_evaluation(self, release_id: str, suite: str, *, status: str,
+                               figures: dict[str, Any], cases: dict[str, Any],
+                               meta: dict[str, Any] | None = None,
+                               now: datetime | None = None) -> ReleaseEvaluation:
+        at = as_utc(now or utcnow())
+        with self.tx() as tx:
+            if not tx.q("SELECT 1 AS x FROM releases WHERE release_id = ?", (release_id,)):
+                raise UnknownRelease(f"no release {release_id!r}")
+            tx.q("INSERT INTO release_evaluations (release_id, suite, evaluated_at, status, figures, "
+                 "cases, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                 (release_id, suite, self._ts_in(at), status, self._json_in(figures),
+                  self._json_in(cases), self._json_in(meta or {})))
+        return ReleaseEvaluation(release_id, suite, at, status, dict(figures), dict(cases), dict(meta or {}))
+
+    def release_evaluations(self, release_id: str) -> dict[str, ReleaseEvaluation]:
+        """The newest evaluation per suite."""
+        with self.tx(write=False) as tx:
+            rows = tx.q("SELECT release_id, suite, evaluated_at, status, figures, cases, meta "
+                        "FROM release_evaluations WHERE release_id = ? ORDER BY seq", (release_id,))
+        out: dict[str, ReleaseEvaluation] = {}
+        for r in rows:
+            out[r["suite"]] = ReleaseEvaluation(r["release_id"], r["suite"], self._ts_out(r["evaluated_at"]),
+                                                r["status"], self._json_out(r["figures"]),
+                                                self._json_out(r["cases"]), self._json_out(r["meta"]))
+        return out
+
+    def alias_history(self, alias: str | None = None) -> list[AliasMove]:
+        """Every alias move, oldest first (one alias's when ``alias`` is given)."""
+        sql = ("SELECT seq, alias, release_id, previous_release_id, moved_at, actor, forced, reason, "
+               "report FROM release_history")
+        with self.tx(write=False) as tx:
+            rows = (tx.q(sql + " WHERE alias = ? ORDER BY seq", (alias,)) if alias is not None
+                    else tx.q(sql + " ORDER BY seq"))
+        return [AliasMove(int(r["seq"]), r["alias"], r["release_id"], r["previous_release_id"],
+                          self._ts_out(r["moved_at"]), r["actor"], bool(r["forced"]), r["reason"],
+                          self._json_out(r["report"])) for r in rows]
 
     def aliases(self) -> dict[str, str]:
         with self.tx(write=False) as tx:

@@ -2,8 +2,8 @@
 
 A key must never be written anywhere but the request that needs it. ``strip_credentials`` finds
 them by name (``serviceKey=``, ``ServiceKey``, ``confmKey``, ``consumer_key``, ``consumer_secret``,
-``accessToken``/``access_token``, ``Authorization``, ``KakaoAK …``, ``Bearer …``, passwords in
-URLs) and — whatever the format — by value: every credential the process holds in its
+``accessToken``/``access_token``, ``Authorization``, ``KakaoAK …``, ``Bearer …``, user
+information in URLs) and — whatever the format — by value: every credential the process holds in its
 environment (variables named ``…KEY``, ``…KEYS``, ``…SECRET``, ``…TOKEN``, ``…PASSWORD``), plain
 and URL-encoded.
 """
@@ -31,8 +31,10 @@ _AUTH = re.compile(
     r"(?i)([\"']?authorization[\"']?\s*[:=]\s*[\"']?)(?:(bearer|basic|kakaoak|token|digest)\s+)?([^\"'\s,}]+)"
 )
 _SCHEME_TOKEN = re.compile(r"(?i)\b(KakaoAK|Bearer)\s+(?!\*\*\*)[A-Za-z0-9._~+/=-]{4,}")
-# postgresql://user:password@host — a database URL in an error message.
-_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]+:)([^@\s/]+)(@)")
+# scheme://user:password@host, scheme://token@host, scheme://:password@host — user information
+# in any URL (a database URL, UMMAYA_LLM_BASE_URL with a password) goes whole: the user name can
+# be the secret (a token as user), and a masked password next to a real user says too much.
+_URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)([^/?#@\s\\\"'<>]+)@")
 _ENV_SECRET = re.compile(r"(?:KEY|KEYS|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|CREDENTIALS)$|_KEY_|_TOKEN_")
 
 
@@ -54,7 +56,7 @@ def env_secrets(env: os._Environ[str] | dict[str, str] | None = None) -> list[st
 def strip_credentials(text: str, secrets: list[str] | None = None) -> str:
     """``text`` with every credential replaced by ``***``: the literal values the process holds
     (``secrets``, default: from the environment, in every URL encoding), credential parameters
-    (``serviceKey=…``), ``Authorization`` values, ``KakaoAK``/``Bearer`` tokens, URL passwords."""
+    (``serviceKey=…``), ``Authorization`` values, ``KakaoAK``/``Bearer`` tokens, URL user information."""
     if not text:
         return text
     for value in env_secrets() if secrets is None else secrets:
@@ -63,7 +65,12 @@ def strip_credentials(text: str, secrets: list[str] | None = None) -> str:
     text = _AUTH.sub(lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + MASK, text)
     text = _SCHEME_TOKEN.sub(lambda m: f"{m.group(1)} {MASK}", text)
     text = _PARAM.sub(lambda m: m.group(1) + "=" + MASK, text)
-    return _URL_PASSWORD.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+    return strip_userinfo(text)
+
+
+def strip_userinfo(text: str) -> str:
+    """Every URL's user information (``user:password@``, ``token@``) replaced by ``***@``."""
+    return _URL_USERINFO.sub(lambda m: m.group(1) + MASK + "@", text) if "@" in text else text
 
 
 def strip_credentials_value(value: Any, secrets: list[str] | None = None) -> Any:
@@ -78,4 +85,4 @@ def strip_credentials_value(value: Any, secrets: list[str] | None = None) -> Any
     return value
 
 
-__all__ = ["MASK", "env_secrets", "strip_credentials", "strip_credentials_value"]
+__all__ = ["MASK", "env_secrets", "strip_credentials", "strip_credentials_value", "strip_userinfo"]

@@ -177,6 +177,66 @@ _M005 = [
 MIGRATIONS.append(Migration("m005_server_sessions_and_trace_owner",
                             sqlite=tuple(s for s, _ in _M005), postgresql=tuple(p for _, p in _M005)))
 
+# The promotion gate (runtime/suites/): each release's evaluation figures per suite, and every
+# alias move — who moved it, whether the gate was overridden (--force) and why, and the gate's
+# report. Both append-only: a re-evaluation adds a row (the newest per suite counts), history is
+# never rewritten.
+_M006 = [
+    _both("""CREATE TABLE release_evaluations (
+        seq {serial},
+        release_id TEXT NOT NULL REFERENCES releases (release_id),
+        suite TEXT NOT NULL,
+        evaluated_at {ts} NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'missing', 'error')),
+        figures {json} NOT NULL,
+        cases {json} NOT NULL,
+        meta {json} NOT NULL
+    )"""),
+    _both("CREATE INDEX release_evaluations_by_release ON release_evaluations (release_id, suite, seq)"),
+    _both("""CREATE TABLE release_history (
+        seq {serial},
+        alias TEXT NOT NULL,
+        release_id TEXT NOT NULL REFERENCES releases (release_id),
+        previous_release_id TEXT,
+        moved_at {ts} NOT NULL,
+        actor TEXT NOT NULL,
+        forced INTEGER NOT NULL DEFAULT 0,
+        reason TEXT,
+        report {json} NOT NULL
+    )"""),
+    _both("CREATE INDEX release_history_by_alias ON release_history (alias, seq)"),
+]
+_M006_SQLITE = [s for s, _ in _M006]
+_M006_PG = [p for _, p in _M006]
+for _table in ("release_evaluations", "release_history"):
+    for _op in ("UPDATE", "DELETE"):
+        _M006_SQLITE.append(
+            f"CREATE TRIGGER {_table}_no_{_op.lower()} BEFORE {_op} ON {_table} "
+            f"BEGIN SELECT RAISE(ABORT, '{_op} on {_table} refused: the table is append-only'); END"
+        )
+        _M006_PG.append(
+            f"CREATE TRIGGER {_table}_no_{_op.lower()} BEFORE {_op} ON {_table} "
+            f"FOR EACH ROW EXECUTE FUNCTION ummaya_refuse_change()"
+        )
+MIGRATIONS.append(Migration("m006_release_evaluations_and_history",
+                            sqlite=tuple(_M006_SQLITE), postgresql=tuple(_M006_PG)))
+
+# A consent question asked over MCP (runtime/mcp/consent.py): its nonce is answered once, before
+# it expires, and a revocation invalidates every question still open for that adapter and session.
+_M007 = [
+    _both("""CREATE TABLE consent_requests (
+        nonce TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        adapter_id TEXT NOT NULL,
+        issued_at {ts} NOT NULL,
+        expires_at {ts} NOT NULL,
+        used_at {ts}
+    )"""),
+    _both("CREATE INDEX consent_requests_open ON consent_requests (adapter_id, session_id)"),
+]
+MIGRATIONS.append(Migration("m007_consent_requests",
+                            sqlite=tuple(s for s, _ in _M007), postgresql=tuple(p for _, p in _M007)))
+
 # Key of the PostgreSQL advisory lock that serializes migrations across processes.
 MIGRATION_LOCK_KEY = 0x756D6D6179610001  # "ummaya" + 1
 # Key of the advisory lock that serializes appends to the consent hash chain.

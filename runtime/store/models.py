@@ -235,8 +235,61 @@ class Release:
         return d
 
 
+@dataclass
+class ReleaseEvaluation:
+    """One suite's figures for one release (the newest row per suite counts)."""
+
+    release_id: str
+    suite: str
+    evaluated_at: datetime
+    status: str  # ok | missing | error
+    figures: dict[str, Any] = field(default_factory=dict)
+    cases: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, *, cases: bool = True) -> dict[str, Any]:
+        d = asdict(self)
+        d["evaluated_at"] = iso(self.evaluated_at)
+        if not cases:
+            d.pop("cases")
+        return d
+
+
+@dataclass
+class AliasMove:
+    """An alias pointed at a release: by whom, over the gate or not, and the gate's report."""
+
+    seq: int
+    alias: str
+    release_id: str
+    previous_release_id: str | None
+    moved_at: datetime
+    actor: str
+    forced: bool = False
+    reason: str | None = None
+    report: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, *, report: bool = True) -> dict[str, Any]:
+        d = asdict(self)
+        d["moved_at"] = iso(self.moved_at)
+        if not report:
+            d.pop("report")
+        return d
+
+
 class StoreError(Exception):
     pass
+
+
+class StoreFault(StoreError):
+    """The database itself failed — not a caller's mistake — with a stable public code:
+    ``store_full`` (no space left), ``store_busy`` (locked or overloaded past the wait), or
+    ``store_unavailable`` (cannot be reached, opened or read)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 class ReleaseConflict(StoreError):

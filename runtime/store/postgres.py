@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from .base import SQLStore, Tx
-from .models import RetentionPolicy, as_utc, json_dumps
+from .models import RetentionPolicy, StoreFault, as_utc, json_dumps
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -103,6 +103,19 @@ class PostgresStore(SQLStore):
                 yield cur
         finally:
             self._give_back(conn)
+
+    def _fault(self, exc: BaseException) -> StoreFault | None:
+        if not isinstance(exc, psycopg.Error) or isinstance(exc, (psycopg.IntegrityError, psycopg.ProgrammingError,
+                                                                  psycopg.DataError)):
+            return None
+        state = getattr(getattr(exc, "diag", None), "sqlstate", None) or getattr(exc, "sqlstate", None) or ""
+        if state in ("53100", "53200"):  # disk_full, out_of_memory
+            return StoreFault("store_full", "the database has no space left for this write")
+        if state in ("53300", "55P03", "40P01", "40001", "57014"):  # too many connections, locks, timeouts
+            return StoreFault("store_busy", "the database is busy; try again shortly")
+        if isinstance(exc, psycopg.OperationalError) or state.startswith(("08", "57P")):
+            return StoreFault("store_unavailable", f"the database cannot be reached ({type(exc).__name__})")
+        return None
 
     def _execute(self, cursor: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         if not params:  # DDL and constant queries go as they are ('%' in plpgsql is fine)

@@ -293,6 +293,87 @@ def _without_invisible(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
+# English digits spelled out ("zero one zero, one two three four …", "oh", "double five") and
+# e-mail addresses written around filters ("hong(at)example.com", "hong [at] example [dot] com",
+# "hong at example dot com"): each is read in a view of its own where a digit word is its digit
+# and an "(at)" is "@" — one character standing for the span of the word, so findings keep the
+# text's offsets. A digit word counts only inside a run of at least seven digits, three of them
+# spelled: "one or two" stays words.
+_EN_DIGITS = {"zero": "0", "oh": "0", "o": "0", "nil": "0", "one": "1", "two": "2", "three": "3",
+              "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_EN_WORDS = "triple|double|three|seven|eight|zero|four|five|nine|one|two|six|nil|oh|o"  # longest first
+_EN_TOKEN = r"(?:(?:" + _EN_WORDS + r")(?![A-Za-z])|[0-9]+)"
+_EN_RUN = re.compile(r"(?i)(?<![A-Za-z0-9])" + _EN_TOKEN + r"(?:[\s,.\-/]{1,3}" + _EN_TOKEN + r")+(?![A-Za-z0-9])")
+_EN_PART = re.compile(r"(?i)(?:" + _EN_WORDS + r")(?![A-Za-z])|[0-9]+")
+_AT_WORD = re.compile(r"(?i)\s*[\(\[\{<]\s*(?:at|골뱅이|앳)\s*[\)\]\}>]\s*")
+_DOT_WORD = re.compile(r"(?i)\s*[\(\[\{<]\s*(?:dot|점|닷)\s*[\)\]\}>]\s*")
+_SPELLED_EMAIL = re.compile(r"(?i)(?<![\w.])[a-z0-9][a-z0-9._%+-]*(\s+at\s+)[a-z0-9-]+((?:\s+dot\s+[a-z0-9-]+)+)(?![\w])")
+_SPELLED_DOT = re.compile(r"(?i)\s+dot\s+")
+_OBFUSCATION = re.compile(r"(?i)[\(\[\{<]\s*(?:at|dot|골뱅이|앳|점|닷)\s*[\)\]\}>]|\sat\s|"
+                          r"(?<![a-z])(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)(?![a-z])")
+
+
+def _spelled(text: str) -> tuple[str, list[int], list[int]] | None:
+    """The view of ``text`` with spelled digits and spelled e-mail separators folded, or None
+    when there is nothing to fold."""
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement) — disjoint, in order
+    for m in _EN_RUN.finditer(text):
+        parts = list(_EN_PART.finditer(m.group(0)))
+        spelled = sum(1 for p in parts if not p.group(0).isdigit() and p.group(0).lower() not in ("double", "triple"))
+        digits, repeat = 0, 1
+        for p in parts:
+            w = p.group(0).lower()
+            digits += len(w) if w.isdigit() else (0 if w in ("double", "triple") else 1)
+        if spelled < 3 or digits < 7:
+            continue
+        base = m.start()
+        for p in parts:
+            w = p.group(0).lower()
+            if w in ("double", "triple"):
+                repeat = 2 if w == "double" else 3
+                edits.append((base + p.start(), base + p.end(), ""))
+                continue
+            out = w if w.isdigit() else _EN_DIGITS[w] * repeat
+            repeat = 1
+            edits.append((base + p.start(), base + p.end(), out))
+        # the separators between the words go: the digits read as one number
+        last = base
+        for p in parts:
+            if base + p.start() > last:
+                edits.append((last, base + p.start(), ""))
+            last = base + p.end()
+    for pattern, ch in ((_AT_WORD, "@"), (_DOT_WORD, ".")):
+        edits += [(m.start(), m.end(), ch) for m in pattern.finditer(text)]
+    for m in _SPELLED_EMAIL.finditer(text):
+        edits.append((m.start(1), m.end(1), "@"))
+        off = m.start(2)
+        edits += [(off + d.start(), off + d.end(), ".") for d in _SPELLED_DOT.finditer(m.group(2))]
+    if not edits:
+        return None
+    edits.sort()
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i = 0
+    for a, b, rep in edits:
+        if a < i:
+            continue  # overlapping edits: the first wins
+        for k in range(i, a):
+            out.append(text[k])
+            starts.append(k)
+            ends.append(k + 1)
+        for ch in rep:
+            out.append(ch)
+            starts.append(a)
+            ends.append(b)
+        i = b
+    for k in range(i, len(text)):
+        out.append(text[k])
+        starts.append(k)
+        ends.append(k + 1)
+    return "".join(out), starts, ends
+
+
 _CANDIDATE = re.compile("[0-9@\uff10-\uff19\uff20" + _HD + "]")
 
 # URL escapes are undone up to this many times: %2540 is "@" escaped twice, which a stored
@@ -327,6 +408,11 @@ def _views(text: str) -> list[_View]:
     for view in list(views):
         if not view[0].isascii() and any(_invisible(ch) for ch in view[0]):
             views.append(_compose(view, _without_invisible(view[0])))
+    for view in list(views):
+        if _OBFUSCATION.search(view[0]):
+            folded = _spelled(view[0])
+            if folded is not None:
+                views.append(_compose(view, folded))
     return views
 
 
@@ -338,7 +424,7 @@ def find_personal(text: str) -> list[Finding]:
     pre-dispatch personal-data guard, so what is kept out of traces and what is kept away from
     upstreams is one definition.
     """
-    if not text or _CANDIDATE.search(text) is None:
+    if not text or (_CANDIDATE.search(text) is None and _OBFUSCATION.search(text) is None):
         return []
     found: list[Finding] = []
     for view, starts, ends in _views(text):

@@ -14,7 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from .base import SQLStore, Tx
-from .models import RetentionPolicy, iso, json_dumps, parse_iso
+from .models import RetentionPolicy, StoreFault, iso, json_dumps, parse_iso
+
+BUSY_TIMEOUT_ENV = "UMMAYA_DB_BUSY_TIMEOUT_MS"
+
+
+def _busy_timeout_ms() -> int:
+    """How long a write waits for another connection's lock (default 30 s) before store_busy."""
+    try:
+        return max(1, int(os.environ.get(BUSY_TIMEOUT_ENV) or 30000))
+    except ValueError:
+        return 30000
 
 
 class SQLiteStore(SQLStore):
@@ -32,10 +42,11 @@ class SQLiteStore(SQLStore):
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         # isolation_level=None: we issue BEGIN/COMMIT ourselves (BEGIN IMMEDIATE for writes, so
         # two processes never both read the chain head and then both append).
+        busy_ms = _busy_timeout_ms()
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                     timeout=30.0)
+                                     timeout=busy_ms / 1000)
         self._conn.row_factory = sqlite3.Row
-        self._conn.execute("PRAGMA busy_timeout = 30000")
+        self._conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
         if self.path != ":memory:":
             self._enable_wal()
         self._conn.execute("PRAGMA synchronous = NORMAL")
@@ -62,6 +73,19 @@ class SQLiteStore(SQLStore):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def _fault(self, exc: BaseException) -> StoreFault | None:
+        if not isinstance(exc, sqlite3.Error) or isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
+                                                                  sqlite3.InterfaceError)):
+            return None
+        text = str(exc).lower()
+        if "full" in text:  # SQLITE_FULL: "database or disk is full"
+            return StoreFault("store_full", "the database has no space left for this write")
+        if "locked" in text or "busy" in text:
+            return StoreFault("store_busy", "the database is locked by other work; try again shortly")
+        if isinstance(exc, (sqlite3.OperationalError, sqlite3.DatabaseError)):
+            return StoreFault("store_unavailable", f"the database cannot be used ({type(exc).__name__})")
+        return None
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:

@@ -23,9 +23,28 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+class _lazy:
+    """A pattern compiled on first use. The check holds ~60 patterns and most turns reach a few of
+    them; compiling them all at import cost ~50 ms of every cold ``ummaya ask`` (sre compiles in
+    Python, and compiled patterns are not kept in bytecode). ``pattern`` is the source, so the
+    patterns built from others below need no compile."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self.pattern, self.flags = pattern, flags
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = self.__dict__.get("_compiled")
+        if compiled is None:
+            compiled = self.__dict__["_compiled"] = re.compile(self.pattern, self.flags)
+        value = getattr(compiled, name)
+        setattr(self, name, value)  # the bound method is found directly from now on
+        return value
+
 
 # ------------------------------------------------------------------------------------------ facts
 
@@ -45,6 +64,8 @@ class Facts:
     consented: bool = False  # a protected adapter passed the gate on a recorded consent
     ordered: list[float] = field(default_factory=list)  # ``numbers`` sorted, for range look-ups
     own: str = ""  # the engine's own wording, squashed: a sentence it contains is the engine's
+    said: set[str] = field(default_factory=set)  # identifiers and digit runs in the citizen's own words
+    private: Any = None  # PrivateText: a planner's system prompt, never to be echoed
 
     def near(self, lo: float, hi: float) -> bool:
         """Some number the facts hold lies in [lo, hi]."""
@@ -52,15 +73,15 @@ class Facts:
         return i < len(self.ordered) and self.ordered[i] <= hi
 
 
-_DIGIT_RUN = re.compile(r"\d+(?:[.,]\d+)*")
-_ID_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)*")
-_ISO_DATE = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*[-./년]\s*(\d{1,2})\s*[-./월]\s*(\d{1,2})(?!\d)")
-_KO_MD = re.compile(r"(?<!\d)(\d{1,2})\s*월\s*(\d{1,2})\s*일")
-_NOT_QUANTITY = re.compile(
+_DIGIT_RUN = _lazy(r"\d+(?:[.,]\d+)*")
+_ID_TOKEN = _lazy(r"[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)*")
+_ISO_DATE = _lazy(r"(?<!\d)((?:19|20)\d{2})\s*[-./년]\s*(\d{1,2})\s*[-./월]\s*(\d{1,2})(?!\d)")
+_KO_MD = _lazy(r"(?<!\d)(\d{1,2})\s*월\s*(\d{1,2})\s*일")
+_NOT_QUANTITY = _lazy(
     r"(?<!\d)(?:19|20)\d{2}[-./년]\s*\d{1,2}[-./월]\s*\d{1,2}(?:[T\s]\d{1,2}:\d{2}(?::\d{2})?(?:[+-]\d{2}:?\d{2}|Z)?)?"
     r"|(?<!\d)\d{1,2}:\d{2}(?::\d{2})?|(?<![\d-])0\d{1,2}-\d{3,4}-\d{4}(?!\d)|(?<!\d)\d{1,2}\s*월\s*\d{1,2}\s*일"
 )
-_HHMM = re.compile(r"(?<!\d)([01]?\d|2[0-4])\s*[:시]\s*([0-5]\d)(?!\d)")
+_HHMM = _lazy(r"(?<!\d)([01]?\d|2[0-4])\s*[:시]\s*([0-5]\d)(?!\d)")
 
 
 def build_facts(
@@ -72,6 +93,7 @@ def build_facts(
     live_send_ok: bool = False,
     consented: bool = False,
     clock: dt.datetime | None = None,
+    private: list[str] = (),  # type: ignore[assignment]
 ) -> Facts:
     """``outputs``: full adapter outputs and citations (any JSON); ``citizen``: the citizen's own
     words and carried slots; ``extra``: the engine's own text (a sentence of it, repeated, stands)."""
@@ -85,6 +107,11 @@ def build_facts(
         _index_string(s, f)
     f.text = "\n".join(_squash(s) for s in strings)
     f.own = "\n".join(_squash(s) for s in extra)
+    for s in citizen:
+        f.said.update(_id(t) for t in _ID_TOKEN.findall(s or "") if any(ch.isdigit() for ch in t))
+        f.said.update(_NONDIGIT.sub("", r) for r in _DIGIT_RUN.findall(s or ""))
+    if private:
+        f.private = _private_text(tuple(private))
     if clock is not None:
         for days in range(-1, 8):  # 어제 … 다음 주: a weekday the citizen can name
             d = (clock + dt.timedelta(days=days)).date()
@@ -158,9 +185,9 @@ def _add_time(f: Facts, h: int, m: int) -> None:
         f.times.add((h % 24, m))
 
 
-_SPACE = re.compile(r"\s+")
-_SEPARATORS = re.compile(r"[-_/\s]")
-_NONDIGIT = re.compile(r"\D")
+_SPACE = _lazy(r"\s+")
+_SEPARATORS = _lazy(r"[-_/\s]")
+_NONDIGIT = _lazy(r"\D")
 
 
 def _squash(s: str) -> str:
@@ -178,39 +205,39 @@ def _id(tok: str) -> str:
 
 # Negation and condition are read in a small window after a Korean statement (the verb's ending
 # comes last: 「접수되었는지 확인할 수 없습니다」) and around an English one ("has not been submitted").
-_NEG_KO = re.compile(r"없|않|못|아니|아닙|아님|는지|다면|으면|려면|전에|후에|뒤에|수\s*있")
-_NEG_EN = re.compile(r"\b(?:not|no|nothing|never|without|before|once|if|until|unless|whether|cannot|can't|won't|isn't|wasn't|weren't|hasn't|haven't|didn't|after)\b|n't\b")
-_COND_KO = re.compile(r"려면|하세요|하십시오|필요|설정|없|않|아니|아닙|다시")
-_COND_EN = re.compile(r"\b(?:for|to get|configure|set up|with an? api key|once)\b")
+_NEG_KO = _lazy(r"없|않|못|아니|아닙|아님|는지|다면|으면|려면|전에|후에|뒤에|수\s*있")
+_NEG_EN = _lazy(r"\b(?:not|no|nothing|never|without|before|once|if|until|unless|whether|cannot|can't|won't|isn't|wasn't|weren't|hasn't|haven't|didn't|after)\b|n't\b")
+_COND_KO = _lazy(r"려면|하세요|하십시오|필요|설정|없|않|아니|아닙|다시")
+_COND_EN = _lazy(r"\b(?:for|to get|configure|set up|with an? api key|once)\b")
 
 # Statements are found by their rarest part first (the noun or the participle, a plain literal
 # alternation the regex engine scans for quickly), then read around it.
-_COMPLETION_NOUN = re.compile("접수|신청|제출|납부|결제|송금|이체|입금|예약|신고|등록|발급|처리|변경|해지|취소|전송|발송")
-_COMPLETION_TAIL = re.compile(
+_COMPLETION_NOUN = _lazy("접수|신청|제출|납부|결제|송금|이체|입금|예약|신고|등록|발급|처리|변경|해지|취소|전송|발송")
+_COMPLETION_TAIL = _lazy(
     r"\s*(?:이|가|을|를|은|는)?\s*(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*|이미\s*)?(?:완료|마무리|확정|승인|완납|수리)?\s*"
     r"(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤|된\s*(?:상태|것으로|걸로))"
     r"|\s*(?:가|이)?\s*완료"
 )
-_COMPLETION_KO = re.compile(
+_COMPLETION_KO = _lazy(
     r"완료(?:되었|됐|했)"
     # Things done *for* the citizen that only a send adapter could have done.
     r"|(?:보냈|전송했|발송했|전달했|연결했|통보했|연락했|알렸)(?:습니다|어요|다)"
     r"|(?:보내|전달해|연결해|연락해|예약해|신청해|접수해|제출해|납부해|결제해|신고해|등록해)\s*드렸"
 )
-_PARTICIPLE = re.compile(
+_PARTICIPLE = _lazy(
     r"submitted|paid|filed|booked|registered|processed|completed|sent|reported|applied|received|issued|accepted"
     r"|transferred|lodged|forwarded|notified|scheduled|contacted|called|emailed|confirmed|approved|settled"
 )
-_AUXILIARY = re.compile(
+_AUXILIARY = _lazy(
     r"(?:\b(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|successfully\s+|already\s+)*"
     r"|\bi(?:'ve|\s+have)?\s+(?:just\s+|successfully\s+|already\s+)*|\bsuccessfully\s+)$"
 )
 _FIRST_PERSON_ONLY = frozenset({"contacted", "called", "emailed"})  # "I called", not "is called"
-_CONSENT_KO = re.compile(
+_CONSENT_KO = _lazy(
     r"동의(?:하신|해\s*주신|해주신)\s*(?:것으로|내용|사항|걸로)|동의하셨|동의를\s*(?:받았|받아\s*두었|확인했|기록했)"
     r"|동의(?:가|는)?\s*(?:정상적으로\s*)?(?:확인|기록|완료|접수|처리|등록)\s*(?:되었|됐|했)|동의된\s*것으로"
 )
-_CONSENT_EN = re.compile(
+_CONSENT_EN = _lazy(
     r"(?:consent|permission|agreement)\s+(?:has\s+been|was|is|had\s+been)\s+(?:recorded|given|granted|received|confirmed|obtained|registered)\b"
     r"|you\s+(?:have\s+|already\s+|'ve\s+)*(?:consented|agreed)\b"
 )
@@ -218,22 +245,22 @@ _CONSENT_EN = re.compile(
 # Each is found by its anchor (a scheme, "www.", ".go.kr", "@", a road or 동 suffix before a
 # number) and widened to the whole word by hand: a pattern that starts with a word class would be
 # tried at every letter of the answer.
-_LINK_ANCHOR = re.compile(r"https?://|www\.|\.(?:go|or|co|ac|re|ne)\.kr\b|@")
-_LINK_END = re.compile(r"[^\s)\]」』>,]*")
-_LINK_START = re.compile(r"[a-z0-9._%+:/-]*$")
-_ADDRESS_ANCHOR = re.compile(r"(?:대로|로|길)\s*\d+(?:\s*번길\s*\d+)?(?:-\d+)?|동\s*\d+(?:-\d+)?")
-_ADDRESS_WORD = re.compile(r"[가-힣0-9]*[가-힣]$")
-_ADDRESS_NOT = re.compile(r"[\d.]|\s*(?:km|m|개|곳|명|분|시|%|원|번|배|초|세|살|일|년|층|호)")
-_LIVE_KO = re.compile(
+_LINK_ANCHOR = _lazy(r"https?://|www\.|\.(?:go|or|co|ac|re|ne)\.kr\b|@")
+_LINK_END = _lazy(r"[^\s)\]」』>,]*")
+_LINK_START = _lazy(r"[a-z0-9._%+:/-]*$")
+_ADDRESS_ANCHOR = _lazy(r"(?:대로|로|길)\s*\d+(?:\s*번길\s*\d+)?(?:-\d+)?|동\s*\d+(?:-\d+)?")
+_ADDRESS_WORD = _lazy(r"[가-힣0-9]*[가-힣]$")
+_ADDRESS_NOT = _lazy(r"[\d.]|\s*(?:km|m|개|곳|명|분|시|%|원|번|배|초|세|살|일|년|층|호)")
+_LIVE_KO = _lazy(
     r"실시간\s*(?:으로|데이터|정보|조회|결과|응답|자료|확인|현황|입니다|이에요|예요|이며|이고)|실시간\s*\]"
     r"|실제\s*(?:[가-힣]+\s+)?(?:데이터|자료|정보|현황|조회\s*결과)"
 )
 # The label a model copies ("[Live · 실시간]") is a tier claim like any other.
-_LIVE_EN = re.compile(r"live\b|real[- ]time\s+(?:data|result|information|figures)|(?:real|actual)\s+(?:data|figures|information)")
-_MOCK_KO = re.compile(r"모의|예시\s*데이터")
-_MOCK_EN = re.compile(r"mock\b|sample\s+data\b|simulated\b")
+_LIVE_EN = _lazy(r"live\b|real[- ]time\s+(?:data|result|information|figures)|(?:real|actual)\s+(?:data|figures|information)")
+_MOCK_KO = _lazy(r"모의|예시\s*데이터")
+_MOCK_EN = _lazy(r"mock\b|sample\s+data\b|simulated\b")
 
-_PHONE = re.compile(r"(?:0\d{1,2}|1[5-9]\d{2})[-.)\s]?\d{3,4}(?:[-.\s]?\d{4})?(?![\d-])")
+_PHONE = _lazy(r"(?:0\d{1,2}|1[5-9]\d{2})[-.)\s]?\d{3,4}(?:[-.\s]?\d{4})?(?![\d-])")
 _UNITS = (
     r"km|㎞|킬로미터|킬로|cm|mm|kg|mg|ml|m|미터|g|l|ℓ|℃|°c|도|%|％|퍼센트|프로|만\s*원|억\s*원|천\s*원|원|만|억"
     r"|명|개|곳|군데|병상|석|대|건|가구|세대|회|번|배|일|시간|분|초|세|살|년|개월|주일|주|층|호|동|㎍/㎥|µg/m³|ug/m3|㎍|ppm"
@@ -242,35 +269,35 @@ _UNITS = (
     r"|degrees?|tablets?|pills?|cases?|households?"
 )
 # Numeric patterns are tried only where a run of digits starts (``_numeric``), with ``match``.
-_NUM_UNIT = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(" + _UNITS + r")(?![a-z])")
-_DATE_NUM = re.compile(
+_NUM_UNIT = _lazy(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(" + _UNITS + r")(?![a-z])")
+_DATE_NUM = _lazy(
     r"((?:19|20)\d{2})\s*(?:년|[-./])\s*(\d{1,2})\s*(?:월|[-./])\s*(\d{1,2})\s*일?(?!\d)"
     r"|(\d{1,2})\s*월\s*(\d{1,2})\s*일"
 )
-_DATE_EN = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?(?:,?\s*((?:19|20)\d{2}))?")
-_MONTH_LEFT = re.compile(r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$")
-_ID_LEFT = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-$")
-_ID_RIGHT = re.compile(r"\d{3,}(?:-\d+)*(?![\d.])")
-_DIGITS = re.compile(r"\d+")
+_DATE_EN = _lazy(r"(\d{1,2})(?:st|nd|rd|th)?(?:,?\s*((?:19|20)\d{2}))?")
+_MONTH_LEFT = _lazy(r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$")
+_ID_LEFT = _lazy(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-$")
+_ID_RIGHT = _lazy(r"\d{3,}(?:-\d+)*(?![\d.])")
+_DIGITS = _lazy(r"\d+")
 _MONTH_END = set("abcdefghijklmnopqrstuvwxyz.")
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_TIME = re.compile(
+_TIME = _lazy(
     r"(\d{1,2})\s*시(?:\s*(\d{1,2})\s*분|\s*(반))?(?!간)"
     r"|(\d{1,2}):(\d{2})(?!\d)(?:\s*([ap])\.?m\b\.?)?"
     r"|(\d{1,2})\s*([ap])\.?m\b\.?"
 )
-_TIME_PREFIX = re.compile(r"(오전|오후|새벽|아침|낮|저녁|밤)\s*$")
-_RECEIPT_KO = re.compile(
+_TIME_PREFIX = _lazy(r"(오전|오후|새벽|아침|낮|저녁|밤)\s*$")
+_RECEIPT_KO = _lazy(
     r"(?:접수|신청|사건|민원|처리|예약|관리|고지|납부|신고|확인|승인|주문|거래)\s*번호\s*(?:는|은|:|：)?\s*([A-Za-z0-9][A-Za-z0-9\-_/]{3,})"
 )
-_RECEIPT_EN = re.compile(
+_RECEIPT_EN = _lazy(
     r"(?:receipt|application|case|reference|confirmation|ticket|tracking|booking|transaction)\s*(?:number|no\.?|#|id)\s*(?:is|:)?\s*#?([a-z0-9][a-z0-9\-_/]{3,})"
 )
-_APPROX = re.compile(r"약|대략|거의|about|around|approximately|roughly|~|≈", re.I)
-_LONG_NUMBER = re.compile(r"\d[\d-]{4,}\d(?![\d.])")
+_APPROX = _lazy(r"약|대략|거의|about|around|approximately|roughly|~|≈", re.I)
+_LONG_NUMBER = _lazy(r"\d[\d-]{4,}\d(?![\d.])")
 _NUMERIC_KINDS = {"date": _DATE_NUM, "phone": _PHONE, "time": _TIME, "number": _NUM_UNIT, "long": _LONG_NUMBER}
 # One anchored match tells which kind starts at a digit run: alternatives in priority order.
-_ANY_NUMERIC = re.compile("|".join(
+_ANY_NUMERIC = _lazy("|".join(
     f"(?P<{k}>{re.sub(r'[(][?]P<[a-z_]+>', '(', p.pattern)})" for k, p in _NUMERIC_KINDS.items()))
 _FACILITY_SUFFIX = (
     "대학교병원", "대학병원", "병원", "의원", "약국", "보건소", "보건지소", "보건진료소", "의료원", "의료센터",
@@ -278,9 +305,9 @@ _FACILITY_SUFFIX = (
     "구청", "시청", "군청", "도청", "세무서", "우체국", "도서관", "복지관", "공단", "지사", "지청", "청사",
 )
 _SUFFIXES_LONGEST = sorted(_FACILITY_SUFFIX, key=len, reverse=True)
-_SUFFIX = re.compile("|".join(_SUFFIXES_LONGEST))
-_SUFFIX_AT_END = re.compile("(?:" + "|".join(_SUFFIXES_LONGEST) + ")$")
-_WORD_TAIL = re.compile(r"[가-힣A-Za-z0-9·]+$")
+_SUFFIX = _lazy("|".join(_SUFFIXES_LONGEST))
+_SUFFIX_AT_END = _lazy("(?:" + "|".join(_SUFFIXES_LONGEST) + ")$")
+_WORD_TAIL = _lazy(r"[가-힣A-Za-z0-9·]+$")
 # Words that make a facility *kind*, not a name: 「가까운 약국」, 「권역응급의료센터」, 「소아청소년과의원」.
 _GENERIC_WORDS = {
     "근처", "가까운", "가장", "인근", "주변", "해당", "동네", "대형", "종합", "상급", "권역", "지역", "응급", "응급의료",
@@ -294,17 +321,17 @@ _GENERIC_WORDS = {
     "해당지역", "관할지역", "거주지", "읍면동", "시군구", "시도", "광역", "기초", "센터", "병원", "의원", "약국", "치과",
     "한의원", "보건소", "외래", "입원", "진료", "검진", "예방접종", "접종", "감염병", "코로나", "선별진료", "임시",
 }
-_GENERIC = re.compile("(?:" + "|".join(sorted(_GENERIC_WORDS, key=len, reverse=True)) + ")*")
-_EN_FACILITY_SUFFIX = re.compile(r"Hospital|Clinic|Pharmacy|Medical\s+Cent(?:er|re)|Health\s+Cent(?:er|re)|Cent(?:er|re)|Fire\s+Station|Police\s+Station|Office")
-_EN_NAME_WORDS = re.compile(r"(?:[A-Z][\w'&.-]*\s+){1,5}$")
-_EN_FACILITY = re.compile(
+_GENERIC = _lazy("(?:" + "|".join(sorted(_GENERIC_WORDS, key=len, reverse=True)) + ")*")
+_EN_FACILITY_SUFFIX = _lazy(r"Hospital|Clinic|Pharmacy|Medical\s+Cent(?:er|re)|Health\s+Cent(?:er|re)|Cent(?:er|re)|Fire\s+Station|Police\s+Station|Office")
+_EN_NAME_WORDS = _lazy(r"(?:[A-Z][\w'&.-]*\s+){1,5}$")
+_EN_FACILITY = _lazy(
     r"((?:[A-Z][\w'&.-]*\s+){1,5}(?:Hospital|Clinic|Pharmacy|Medical\s+Cent(?:er|re)|Health\s+Cent(?:er|re)|Cent(?:er|re)|Fire\s+Station|Police\s+Station|Office))\b"
 )
 _EN_GENERIC = {"the", "a", "an", "nearest", "nearby", "closest", "emergency", "general", "university", "local",
                "public", "regional", "community", "health", "medical", "children's", "24-hour", "night",
                "this", "that", "your", "our", "any", "each", "another", "other", "big", "large", "main", "national",
                "city", "district", "welfare", "service", "citizen", "call", "customer", "support", "care"}
-_ENDS = re.compile(r"[.!?。\n]+")
+_ENDS = _lazy(r"[.!?。\n]+")
 
 
 def _list_mark(text: str, start: int, i: int) -> bool:
@@ -416,15 +443,27 @@ def check(text: str, facts: Facts) -> Verdict:
         if words is not None:
             file("facility_en", _Span(words.start(), m.end(), text, (text[words.start(): m.end()],)))
 
-    kept: list[str] = []
-    removed: list[dict[str, str]] = []
+    verdicts: list[tuple[str, str] | None] = []
     for i, (a, b) in enumerate(spans):
         sentence = text[a:b]
         bad = None
-        if i in found:
+        if facts.private is not None and (echo := facts.private.echoed(sentence)):
+            bad = ("system_prompt", echo)  # the planner's instructions are never the citizen's answer
+        elif i in found:
             bad = _judge(found[i], text, a, b, facts)
             if bad is not None and _own(sentence, facts):
                 bad = None
+        verdicts.append(bad)
+    if any(v is not None and v[0] == "completion" for v in verdicts):
+        # A receipt or case number belongs to the completion it would prove: with the completion
+        # gone, a number only an upstream's text backs goes too (the citizen's own stays).
+        for i, (a, b) in enumerate(spans):
+            if verdicts[i] is None and i in found:
+                verdicts[i] = _orphan_number(found[i], text, facts)
+    kept: list[str] = []
+    removed: list[dict[str, str]] = []
+    for (a, b), bad in zip(spans, verdicts):
+        sentence = text[a:b]
         if bad is None:
             kept.append(sentence)
         else:
@@ -433,6 +472,19 @@ def check(text: str, facts: Facts) -> Verdict:
     out = re.sub(r"[ \t]+\n", "\n", out)
     out = re.sub(r"\n{3,}", "\n\n", out).strip()
     return Verdict(out, removed)
+
+
+def _orphan_number(matches: list[tuple[int, str, re.Match[str]]], text: str, f: Facts) -> tuple[str, str] | None:
+    for _, kind, m in matches:
+        if kind not in ("identifier", "token", "long"):
+            continue
+        tok = text[m.start(1): m.end(1)] if kind == "identifier" else text[m.start(): m.end()]
+        digits = _NONDIGIT.sub("", tok)
+        if kind == "long" and len(digits) < 6:
+            continue
+        if _id(tok) not in f.said and digits not in f.said:
+            return "identifier", tok
+    return None
 
 
 def _own(sentence: str, f: Facts) -> bool:
@@ -664,3 +716,70 @@ def _is_generic(name: str) -> bool:
     m = _SUFFIX_AT_END.search(name)
     rest = name[: m.start()] if m else name
     return _GENERIC.fullmatch(rest) is not None
+
+
+# ----------------------------------------------------------------- upstream text and private text
+#
+# Upstream text is data: a record field can be written by anyone who can write to an agency's
+# database, and the engine renders it word for word. A field that states something about *this
+# turn* — that something was submitted or paid, that the citizen consented — or that tells the
+# citizen to send their personal data somewhere is an instruction planted in data, never a fact a
+# lookup can return (issue 19 hole 8).
+
+_CHANNEL = _lazy(r"(?:0\d{1,2}|1[5-9]\d{2})[-.)\s]?\d{3,4}[-.\s]?\d{4}|https?://|www\.|@[\w-]+\.|\b(?:text|sms|send|e-?mail|message|dm)\b"
+                      r"|문자|보내|전송|회신")
+_PERSONAL_ITEM = _lazy(
+    r"주민(?:등록)?\s*번호|생년월일|(?:휴대\s*(?:전화|폰)|핸드폰)\s*번호|계좌\s*(?:번호)?|카드\s*번호|비밀\s*번호|여권\s*번호|운전\s*면허\s*번호"
+    r"|resident registration|social security|date of birth|birth\s*date|account number|card number|password|passport number|pin\b",
+    re.I,
+)
+
+
+def upstream_problem(text: str, *, send_ok: bool = False) -> tuple[str, str] | None:
+    """Why an upstream string must not be shown as it is — (kind, claim) — or None: it asserts
+    a completion (unless it is the Live send's own ok result) or a consent, or it asks for
+    personal data to be sent through some channel."""
+    if not text or len(text) < 4:
+        return None
+    # Most upstream strings (names, addresses, phone numbers, codes) hold none of the words a
+    # completion, a consent or a solicitation needs: they skip the sentence-level check.
+    if _TURN_WORDS.search(text) is not None:
+        facts = Facts(live_send_ok=send_ok, consented=False, tiers={"live", "mock"})
+        for r in check(text, facts).removed:
+            if r["kind"] in ("completion", "consent"):
+                return r["kind"], r["claim"]
+    item = _PERSONAL_ITEM.search(text)
+    if item is not None and _CHANNEL.search(text):
+        return "solicitation", item.group(0)
+    return None
+
+
+_TURN_WORDS = _lazy(
+    "|".join((_COMPLETION_NOUN.pattern, _COMPLETION_KO.pattern, _PARTICIPLE.pattern))
+    + r"|동의|consent|permission|agree", re.I)
+
+
+class PrivateText:
+    """Text that must never reach the citizen (a planner's system prompt): a sentence that repeats
+    ``SPAN`` or more of its characters in a row (spaces and case aside) is an echo."""
+
+    SPAN = 32
+
+    def __init__(self, texts: list[str]):
+        self.shingles: set[str] = set()
+        for t in texts:
+            for piece in re.split(r"\{[a-z_]+\}", t):  # the template's own words, not its fields
+                s = _squash(piece)
+                self.shingles.update(s[i:i + self.SPAN] for i in range(0, max(0, len(s) - self.SPAN + 1)))
+
+    def echoed(self, sentence: str) -> str | None:
+        s = _squash(sentence)
+        for i in range(0, max(0, len(s) - self.SPAN + 1)):
+            if s[i:i + self.SPAN] in self.shingles:
+                return s[i:i + self.SPAN]
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _private_text(texts: tuple[str, ...]) -> PrivateText:
+    return PrivateText(list(texts))

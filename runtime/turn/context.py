@@ -59,11 +59,36 @@ def _without_marks(query: str) -> str:
     return _PERSONAL.sub(" ", redact(query))
 
 
+def _without_personal_labels(text: str) -> str:
+    """A label word right before a removed value (「제 번호 [전화번호]」) goes with it: it names the
+    citizen's own data, not a service (registry/_vocab/function_words.yaml personal_labels)."""
+    if "[" not in text:
+        return text
+    from ..understand import vocab
+
+    labels = vocab.fw("personal_labels")
+    words = text.split(" ")
+    out: list[str] = []
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if nxt.startswith("[") and w.rstrip("은는이가:") in labels:
+            continue
+        out.append(w)
+    return " ".join(out)
+
+
 def retrieval_view(query: str) -> str:
     """The request as retrieval sees it: personal data (주민등록번호, phone, e-mail, card, birth
-    date, vehicle number) removed. Those words say nothing about *which* service is meant, and
-    retrieval — like every stage that does not need them — should never hold them."""
+    date, vehicle number) and typed coordinates removed. Those say nothing about *which* service is
+    meant, and retrieval — like every stage that does not need them — should never hold them."""
     from ..store.redact import redact
+    from ..understand.numbers import without_coordinates
 
-    view = re.sub(r"\s+", " ", _PERSONAL.sub(" ", redact(query))).strip()
+    from ..understand.dates import birth_spans
+
+    text = redact(query)
+    for start, end in sorted(birth_spans(text), reverse=True):  # dates of birth in every form, phones
+        text = text[:start] + " " + text[end:]
+    text = _without_personal_labels(text)
+    view = re.sub(r"\s+", " ", without_coordinates(_PERSONAL.sub(" ", text))).strip()
     return view or query

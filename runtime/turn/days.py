@@ -17,18 +17,17 @@ import datetime as dt
 import re
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
-from ..plan.extractors import date_in
+from ..understand.dates import date_in, month_in, names_weekend, year_in
 
-_WEEKEND = re.compile(r"주말|weekend", re.I)
 _DOW = {"ko": "월화수목금토일", "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")}
 
 
 def asked_days(text: str, now: dt.datetime) -> list[dt.date]:
     """The day(s) a message names: 「주말」/"weekend" is Saturday and Sunday, else one day
     (오늘, 내일, 모레, 글피, a weekday, 「다음 주 월요일」, 「5월 5일」), else none."""
-    if _WEEKEND.search(text):
+    if names_weekend(text):
         today = now.date()
         sat = today + dt.timedelta(days=(5 - today.weekday()) % 7)
         if today.weekday() == 6:  # on a Sunday, "this weekend" is today
@@ -56,13 +55,38 @@ def turn_days(ctx: Any) -> list[dt.date]:
     return out
 
 
+def _row_props(m: Manifest) -> dict[str, Any]:
+    items = (m.output_schema.get("properties") or {}).get("items") or {}
+    return (items.get("items") or {}).get("properties") or {} if isinstance(items, dict) else {}
+
+
 def day_fields(m: Manifest) -> tuple[str | None, str | None]:
     """The output row fields marked ``x-day`` and ``x-hour`` (None when the adapter has none)."""
-    items = (m.output_schema.get("properties") or {}).get("items") or {}
-    props = (items.get("items") or {}).get("properties") or {} if isinstance(items, dict) else {}
+    props = _row_props(m)
     day = next((k for k, p in props.items() if isinstance(p, dict) and p.get("x-day") is True), None)
     hour = next((k for k, p in props.items() if isinstance(p, dict) and p.get("x-hour") is True), None)
     return day, hour
+
+
+_DAY_FORMATS = {"yyyymmdd": "%Y%m%d", "yyyy-mm-dd": "%Y-%m-%d"}
+
+
+def day_format(m: Manifest, day: str) -> str:
+    """How the x-day field writes its day (its ``x-format``: yyyymmdd, the default, or yyyy-mm-dd)."""
+    fmt = (_row_props(m).get(day) or {}).get("x-format", "yyyymmdd")
+    return _DAY_FORMATS.get(fmt, "%Y%m%d")
+
+
+def name_field(m: Manifest) -> str | None:
+    """The output row field marked ``x-name``: the row's own name (a holiday's 「추석」)."""
+    return next((k for k, p in _row_props(m).items() if isinstance(p, dict) and p.get("x-name") is True), None)
+
+
+def _row_day(row: dict[str, Any], day: str, fmt: str) -> dt.date | None:
+    try:
+        return dt.datetime.strptime(str(row.get(day)), fmt).date()
+    except ValueError:
+        return None
 
 
 def _day_label(d: dt.date, language: str) -> str:
@@ -71,10 +95,9 @@ def _day_label(d: dt.date, language: str) -> str:
     return f"{_DOW['en'][d.weekday()]} {d.strftime('%b')} {d.day}"
 
 
-def _row_label(row: dict[str, Any], day: str, hour: str | None, language: str) -> str:
-    try:
-        d = dt.datetime.strptime(str(row.get(day)), "%Y%m%d").date()
-    except ValueError:
+def _row_label(row: dict[str, Any], day: str, hour: str | None, language: str, fmt: str = "%Y%m%d") -> str:
+    d = _row_day(row, day, fmt)
+    if d is None:
         return str(row.get(day))
     h = str(row.get(hour) or "")[:2] if hour else ""
     if language == "ko":
@@ -91,10 +114,11 @@ def scope(m: Manifest, output: Any, days: list[dt.date], language: str) -> tuple
     rows = [r for r in output["items"] if isinstance(r, dict)]
     if not rows:
         return output, None
-    wanted = {d.strftime("%Y%m%d") for d in days}
-    kept = [r for r in rows if str(r.get(day)) in wanted]
+    fmt = day_format(m, day)
+    wanted = set(days)
+    kept = [r for r in rows if _row_day(r, day, fmt) in wanted]
     asked = ", ".join(_day_label(d, language) for d in days)
-    first, last = _row_label(rows[0], day, hour, language), _row_label(rows[-1], day, hour, language)
+    first, last = _row_label(rows[0], day, hour, language, fmt), _row_label(rows[-1], day, hour, language, fmt)
     if not kept:
         if language == "ko":
             note = (f"요청하신 {asked}의 자료는 이 조회 결과에 없습니다. 이 자료는 {first}부터 {last}까지만 "
@@ -106,9 +130,9 @@ def scope(m: Manifest, output: Any, days: list[dt.date], language: str) -> tuple
     scoped = dict(output, items=kept)
     if "total_count" in scoped:
         scoped["total_count"] = len(kept)
-    covered = {str(r.get(day)) for r in kept}
-    missing = [d for d in days if d.strftime("%Y%m%d") not in covered]
-    span = f"{_row_label(kept[0], day, hour, language)}–{_row_label(kept[-1], day, hour, language)}"
+    covered = {_row_day(r, day, fmt) for r in kept}
+    missing = [d for d in days if d not in covered]
+    span = f"{_row_label(kept[0], day, hour, language, fmt)}–{_row_label(kept[-1], day, hour, language, fmt)}"
     if language == "ko":
         note = f"요청하신 {asked}의 자료입니다 (자료에 있는 {span})."
         if missing:
@@ -120,4 +144,74 @@ def scope(m: Manifest, output: Any, days: list[dt.date], language: str) -> tuple
     return scoped, note
 
 
-__all__ = ["asked_days", "day_fields", "scope", "turn_days"]
+def narrow(m: Manifest, output: Any, request: str, now: dt.datetime, language: str) -> tuple[Any, str | None]:
+    """A day-indexed list kept to what the request names besides a day: the rows of the month it
+    names (「5월에 공휴일 며칠」), or the rows it names by their ``x-name`` (「추석 연휴 언제야」).
+    A list that covers the month but has none of its rows becomes empty (no holiday in July); one
+    that does not reach the month is shown whole, said plainly first. Applied only when no day was
+    asked (``scope`` does that)."""
+    if not isinstance(output, dict) or not isinstance(output.get("items"), list):
+        return output, None
+    rows = [r for r in output["items"] if isinstance(r, dict)]
+    if not rows:
+        return output, None
+    named_out, note = by_name(m, output, request, language)
+    if note is not None:
+        return named_out, note
+    day, _hour = day_fields(m)
+    month = month_in(request, now) if day is not None else None
+    if month is None:
+        return output, None
+    fmt = day_format(m, day)
+    dated = [(r, _row_day(r, day, fmt)) for r in rows]
+    days = [d for _, d in dated if d is not None]
+    if not days:
+        return output, None
+    year = year_in(request, now) or min(days).year
+    start = dt.date(year, month, 1)
+    end = (dt.date(year + (month == 12), month % 12 + 1, 1) - dt.timedelta(days=1))
+    kept = [r for r, d in dated if d is not None and start <= d <= end]
+    label = f"{month}월" if language == "ko" else start.strftime("%B")
+    if not kept and not (min(days) <= end and max(days) >= start):
+        note = (f"요청하신 {label}의 자료는 이 조회 결과에 없습니다. 아래는 이 자료가 다루는 기간의 자료입니다." if language == "ko"
+                else f"The data does not cover {label}, which you asked about. Below is what it does cover.")
+        return output, note
+    note = f"요청하신 {label}의 자료만 보여 드립니다." if language == "ko" else f"Only {label}, as you asked."
+    return _with(output, kept), note
+
+
+def by_name(m: Manifest, output: Any, request: str, language: str) -> tuple[Any, str | None]:
+    """The rows the request names by their own ``x-name`` (「추석 연휴 언제야」), with the note that
+    says so; the output unchanged and no note when it names none. It goes before a day: the day a
+    reader derives from the same name (the next 추석) is no day the citizen asked about."""
+    if not isinstance(output, dict) or not isinstance(output.get("items"), list):
+        return output, None
+    named = _named_rows(m, [r for r in output["items"] if isinstance(r, dict)], request)
+    if not named:
+        return output, None
+    label = ", ".join(dict.fromkeys(str(r.get(name_field(m))) for r in named))
+    note = f"요청하신 '{label}'의 날만 보여 드립니다." if language == "ko" else f"Only the days of '{label}', as you asked."
+    return _with(output, named), note
+
+
+def _named_rows(m: Manifest, rows: list[dict[str, Any]], request: str) -> list[dict[str, Any]] | None:
+    """The rows whose own name (x-name) the request says, or None when it says none of them."""
+    field = name_field(m)
+    if field is None:
+        return None
+    text = re.sub(r"\s+", "", request)
+    names = {str(r.get(field)) for r in rows if r.get(field)}
+    said = [n for n in names if len(n) >= 2 and re.sub(r"\s+", "", n) in text]
+    if not said:
+        return None
+    return [r for r in rows if any(n in str(r.get(field) or "") for n in said)]
+
+
+def _with(output: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out = dict(output, items=rows)
+    if "total_count" in out:
+        out["total_count"] = len(rows)
+    return out
+
+
+__all__ = ["asked_days", "day_fields", "narrow", "scope", "turn_days"]

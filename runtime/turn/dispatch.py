@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .. import answer as ans
 from ..dispatch.outcome import CallOutcome
@@ -74,9 +74,9 @@ def _other_place(m: Manifest, fixture: str, arguments: dict[str, Any] | None, la
     return other_place_note(m, fx, arguments or {}, language)
 
 
-# Free-text fields that say *what* is asked about (a drug, a keyword, a stop): Mock replays one
-# recording whatever was asked, so a different value there is said, like a different place.
-_SUBJECT_SLOTS = frozenset({"drug_name", "keyword", "free_text", "stop_name"})
+# Fields that say *what* is asked about in the citizen's words (slot types whose class has the
+# "subject" facet: a product, a keyword, a stop): Mock replays one recording whatever was asked, so
+# a different value there is said, like a different place.
 
 
 def _other_subject(m: Manifest, fixture: str, arguments: dict[str, Any] | None, language: str) -> str | None:
@@ -85,9 +85,12 @@ def _other_subject(m: Manifest, fixture: str, arguments: dict[str, Any] | None, 
     fx = next((f for f in m.fixtures if f.name == fixture), None)
     if fx is None or not isinstance(fx.request, dict):
         return None
+    from ..understand import table
+
     props = m.input_schema.get("properties", {})
+    subjects = table.names_with("subject")
     for name, prop in props.items():
-        if not isinstance(prop, dict) or prop.get("x-slot") not in _SUBJECT_SLOTS or "enum" in prop:
+        if not isinstance(prop, dict) or prop.get("x-slot") not in subjects or "enum" in prop:
             continue
         asked, have = (arguments or {}).get(name), fx.request.get(name)
         if not isinstance(asked, str) or not isinstance(have, str):

@@ -9,12 +9,13 @@ stream (printed by the CLI, sent by SSE, kept by the trace store).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .. import answer as ans
 from ..catalog import Catalog
@@ -22,17 +23,21 @@ from ..context import Session, clean_request
 from ..events import STOP_LAYER, Event
 from ..gate import ConsentBook, MemoryConsentBook
 from ..plan.base import Planner, ProviderError, ToolCall
-from .answer import answer_stop, ask_stop, asks_for_personal, finish
+from ..telemetry import turn_observer
+from .answer import answer_stop, ask_stop, asks_for_personal, finish, held_evidence_stop
+from .chained import ChainedProvenance
 from .checks import run_checks
 from .context import build_context
 from .dispatch import dispatch
+from .emergency import emergency_opening
 from .gate import gate
 from .log import TurnLog
 from .plan import plan_step
 from .project import compact, project
 from .provenance import ArgumentProvenance
 from .retrieve import retrieve, widen
-from .validate import repair_or_stop, validate
+from .scope import check_scope
+from .validate import repair_budget_left, repair_or_stop, show_refused, validate
 from .values import (
     ArgumentCheck,
     CheckInput,
@@ -45,15 +50,22 @@ from .values import (
     TurnState,
 )
 
+_log = logging.getLogger("ummaya.turn")
+
 DEFAULT_DEADLINE_S = 120.0
 ENV_DEADLINE = "UMMAYA_TURN_DEADLINE_S"
 
 
-def default_deadline_s() -> float:
+def default_deadline_s(planner: Any = None) -> float:
+    """UMMAYA_TURN_DEADLINE_S, else what the planner's server needs (a CPU model's profile asks
+    for minutes), else 120 s."""
     try:
-        return float(os.environ.get(ENV_DEADLINE) or DEFAULT_DEADLINE_S)
+        if os.environ.get(ENV_DEADLINE):
+            return float(os.environ[ENV_DEADLINE])
     except ValueError:
-        return DEFAULT_DEADLINE_S
+        pass
+    wanted = getattr(planner, "turn_deadline_s", None)
+    return float(wanted) if isinstance(wanted, (int, float)) and wanted > 0 else DEFAULT_DEADLINE_S
 
 
 class TurnEngine:
@@ -70,11 +82,12 @@ class TurnEngine:
         write_traces: bool = True,
         argument_checks: Sequence[ArgumentCheck] | None = None,
         deadline_s: float | None = None,
+        clock: Callable[[], Any] | None = None,
     ):
         """``write_traces=False``: a caller that writes richer traces itself (the server adds its
         request states, release alias and public error code) keeps the engine from writing one.
-        ``argument_checks``: run between validate and gate, in order, after argument provenance,
-        which always runs (checks.py, provenance.py)."""
+        ``argument_checks``: run between validate and gate, in order, after argument provenance
+        and chained-argument provenance, which always run (checks.py, provenance.py, chained.py)."""
         self.catalog = catalog
         self.retriever = retriever
         self.dispatcher = dispatcher
@@ -84,8 +97,11 @@ class TurnEngine:
         self.consents: ConsentBook = store if store is not None else MemoryConsentBook()
         self.widen_providers = widen_providers
         self.write_traces = write_traces
-        self.argument_checks: list[ArgumentCheck] = [ArgumentProvenance(), *(argument_checks or ())]
+        self.argument_checks: list[ArgumentCheck] = [ArgumentProvenance(), ChainedProvenance(),
+                                                     *(argument_checks or ())]
         self.deadline_s = deadline_s
+        # The turn's "now" (KST); None = the wall clock. Scenarios and evals pin it.
+        self.clock = clock
         self._sessions: dict[str, Session] = {}
         # Enforced for every planner, before any other argument check: personal data goes only into
         # declared personal fields of a consented protected adapter (runtime/guard/personal.py).
@@ -96,7 +112,13 @@ class TurnEngine:
     # -- sessions: only explicitly carried slots survive a turn
     def load_session(self, session_id: str) -> Session:
         if self.store is not None:
-            stored = self.store.get_session(session_id)
+            from ..store.models import StoreFault
+
+            try:
+                stored = self.store.get_session(session_id)
+            except StoreFault as exc:  # a lookup still answers; the conversation starts afresh
+                _log.warning("session %s not loaded (%s): the turn runs without it", "…", exc.code)
+                return Session(session_id)
             if stored is not None:
                 return Session(session_id, dict(stored.slots), stored.turns, dialogue=stored.dialogue)
             return Session(session_id)
@@ -112,8 +134,13 @@ class TurnEngine:
                 from ..store.models import parse_iso
 
                 expires = parse_iso(session.dialogue["expires_at"])
-            self.store.put_session(StoredSession(session.session_id, session.slots, session.turns,
-                                                 dialogue=session.dialogue, dialogue_expires_at=expires))
+            from ..store.models import StoreFault
+
+            try:
+                self.store.put_session(StoredSession(session.session_id, session.slots, session.turns,
+                                                     dialogue=session.dialogue, dialogue_expires_at=expires))
+            except StoreFault as exc:  # the answer stands; only the conversation's memory is lost
+                _log.warning("session not saved (%s)", exc.code)
         else:
             self._sessions[session.session_id] = session
 
@@ -121,14 +148,14 @@ class TurnEngine:
         c = m.permission.consent
         if self.store is None or c is None:
             return self.consents.grant_consent(session_id, m)  # type: ignore[call-arg]
-        from ..store.models import LedgerBroken
+        from ..store.models import LedgerBroken, StoreFault
 
         try:
             rec = self.store.grant_consent(
                 session_id, m.id, purpose=c.purpose.ko, data_items=list(c.data_items),
                 retention=c.retention.ko, refusal=c.refusal.ko,
             )
-        except LedgerBroken:  # nothing recorded; the gate then denies (ledger_ok is False)
+        except (LedgerBroken, StoreFault):  # nothing recorded; the gate then denies
             return ""
         return rec.consent_id
 
@@ -140,10 +167,11 @@ class TurnEngine:
 
     def context(self, req: TurnRequest, query: str, trace_id: str) -> TurnContext:
         """Stage 1 with this engine's sessions and deadline."""
-        seconds = req.deadline_s if req.deadline_s is not None else (self.deadline_s or default_deadline_s())
+        seconds = req.deadline_s if req.deadline_s is not None else (self.deadline_s or default_deadline_s(self.planner))
         session = self.load_session(req.session_id or f"s-{trace_id.lower()}")
-        ctx = build_context(req, query, session, trace_id,
+        ctx = build_context(req, query, session, trace_id, clock=self.clock,
                             deadline=asyncio.get_running_loop().time() + seconds)
+        ctx.catalog = self.catalog
         if req.session_id:
             from ..dialogue.given import session_key
 
@@ -155,6 +183,18 @@ class TurnEngine:
     ) -> AsyncIterator[Event]:
         """Yield the turn's events; the last one is always ``stop``. Raises RequestError before
         the first event for a request that cannot start a turn (empty, too long)."""
+        # The one subscriber every surface shares: OpenTelemetry export, when configured
+        # (runtime/telemetry.py); None otherwise, and then nothing else happens here.
+        observe = turn_observer()
+        if observe is None:
+            async for e in self._run(req, sink):
+                yield e
+            return
+        async for e in self._run(req, observe.wrap_sink(sink)):
+            observe(e)
+            yield e
+
+    async def _run(self, req: TurnRequest, sink: Callable[[TurnResult], None] | None) -> AsyncIterator[Event]:
         query = clean_request(req.query)
         from ..store.models import new_trace_id
 
@@ -167,9 +207,12 @@ class TurnEngine:
         log.emit("turn_started", "context", trace_id=ctx.trace_id, language=ctx.language,
                  session_id=ctx.session.session_id, mode=req.mode,
                  release_id=self.catalog.release_id, planner=self.planner.name, policy=ctx.policy)
+        # An emergency is said first, before retrieval and whatever the turn then does.
+        emergency_opening(ctx, st, log)
         for e in log.take():
             yield e
         stop_reason, stop_text, detail, error = "completed", "", "", None
+        stop_parts = None
         layer: str | None = None
         try:
             log.state("retrieving")
@@ -178,8 +221,10 @@ class TurnEngine:
                 yield e
             log.state("generating")
             by_id = cands.by_id
+            st.carried = dict(ctx.slots)
+            st.end_is_locate = _locating_is_the_request(cands.manifests, ctx)
             for step in range(req.max_steps):
-                planned = await plan_step(self.planner, ctx, cands, st, step, log)
+                planned = await plan_step(self.planner, ctx, cands, st, step, log, req)
                 if st.repair_kind == "ungrounded":  # that repair was this step's; it is used up
                     st.repair, st.repair_kind = None, "validation"
                 for e in log.take():
@@ -194,26 +239,47 @@ class TurnEngine:
                     # Consent comes before collection (개인정보 보호법 제15조): a protected adapter
                     # is never the reason to ask for personal data the citizen has not agreed to give.
                     st.asked = _asked(action)
+                    check_scope(action.calls, cands, ctx, self.consents, log)
                     self._gate(action.calls, by_id, ctx, st, log, quiet_when_allowed=True)
                     if not action.calls and asks_for_personal(action.text):
                         # A model's question names no adapter; the protected candidates are the
                         # only reason to collect personal data, and their consent comes first.
                         protected = [ToolCall("", m.id, {}) for m in cands.manifests if m.permission.consent is not None]
+                        check_scope(protected[:1], cands, ctx, self.consents, log)
                         self._gate(protected[:1], by_id, ctx, st, log, quiet_when_allowed=True)
                         if not protected:
                             action.text = ""  # nothing here needs it: ask for the request instead
                     raise ask_stop(planned, ctx, st)
-                checked = validate(action.calls, by_id, st, log)
+                calls = self._fresh(action.calls, st, log)
+                if not calls:
+                    # The planner asked again for what it already has: the turn answers from it.
+                    raise held_evidence_stop(ctx, st, "repeated_call", log)
+                # A call goes ahead only for a service the request names (scope.py): checked
+                # before its arguments, which are not worth repairing for the wrong service.
+                check_scope(calls, cands, ctx, self.consents, log)
+                checked = validate(calls, by_id, st, log)
                 for e in log.take():
                     yield e
-                if checked.problems and repair_or_stop(checked, ctx, st, self._row_maker(by_id, ctx.mode)):
+                if checked.problems and repair_or_stop(checked, ctx, st, self._row_maker(by_id, ctx.mode), req.repair_budget):
                     continue
                 st.repair = None
-                given = CheckInput(ctx, action.calls, by_id, self.consents)
+                given = CheckInput(ctx, calls, by_id, self.consents, list(st.evidence))
                 refusals = run_checks([self.personal_guard], given, log)
                 for r in self.personal_guard.redactions:
                     log.emit("redaction", "validate", **r.event())
                 refusals += run_checks(self.argument_checks, given, log)
+                if refusals and all(r.repairable for r in refusals) \
+                        and repair_budget_left(st, [r.adapter_id for r in refusals], req.repair_budget):
+                    # A guessed coordinate or code: the planner is told which step supplies it.
+                    for r in refusals:
+                        st.repairs[r.adapter_id] = st.repairs.get(r.adapter_id, 0) + 1
+                    errors = {c.id: "; ".join(r.message for r in refusals if r.adapter_id == c.adapter_id)
+                              for c in calls if any(r.adapter_id == c.adapter_id for r in refusals)}
+                    show_refused(st, calls, errors)
+                    st.repair, st.repair_kind = "; ".join(r.message for r in refusals), "validation"
+                    for e in log.take():
+                        yield e
+                    continue
                 if refusals:
                     if refusals[0].reason == "needs_input":
                         refused = by_id.get(refusals[0].adapter_id)
@@ -221,13 +287,16 @@ class TurnEngine:
                         pinned = ctx.frame.hints.pinned if ctx.frame is not None else None
                         asked_id = pinned if refused is not None and refused.primitive == "locate" and pinned else refusals[0].adapter_id
                         st.asked = {"adapter_id": asked_id, "missing": [s for r in refusals for s in r.missing],
-                                    "arguments": next((c.arguments for c in action.calls if c.adapter_id == asked_id), {})}
-                    self._refuse(refusals, action.calls, by_id, ctx, st, log)
-                self._gate(action.calls, by_id, ctx, st, log)
+                                    "arguments": next((c.arguments for c in calls if c.adapter_id == asked_id), {})}
+                    self._refuse(refusals, calls, by_id, ctx, st, log)
+                self._gate(calls, by_id, ctx, st, log)
                 for e in log.take():
                     yield e
-                done = await dispatch(self.dispatcher, action.calls, by_id, ctx, st, log)
+                done = await dispatch(self.dispatcher, calls, by_id, ctx, st, log)
                 stop = project(done, ctx, st, log)
+                for d in done:
+                    if d.outcome.status != "error":
+                        st.dispatched[_signature(d.call)] = d.call.id
                 for e in log.take():
                     yield e
                 if stop is not None:
@@ -235,23 +304,41 @@ class TurnEngine:
                 compact(st, req.context_budget_tokens, log)
                 for e in log.take():
                     yield e
+            if st.evidence:
+                # Steps ran out after something was found: that is answered, not thrown away.
+                raise held_evidence_stop(ctx, st, "steps_exhausted", log)
             raise Stop("budget_exhausted", ans.compose_stop("budget_exhausted", ctx.language))
         except Stop as s:
             stop_reason, stop_text, detail, layer = s.reason, s.text, s.detail, s.layer
+            stop_parts = s.parts
         except ProviderError as exc:
-            # The model provider is a channel too: when it fails the turn stops in the plan
-            # layer, and the provider's stable code says which failure it was.
-            stop_reason, error = "channel_unavailable", {"code": exc.code, "message": exc.message}
-            layer = "plan"
-            stop_text = ans.compose_stop("model_unavailable", ctx.language, exc.code)
-            log.emit("error", "plan", code=exc.code, message=exc.message)
+            if st.evidence:
+                # The model failed after evidence was found (an empty reply, a 500, a cut stream):
+                # the turn answers from what it holds, engine-framed and saying so. If that is
+                # only a located place, the request is not answered: the failure stays the stop.
+                s = held_evidence_stop(ctx, st, "model_error", log, code=exc.code, message=exc.message)
+                stop_reason, stop_text, detail, layer = s.reason, s.text, s.detail, s.layer
+                if s.reason != "completed":
+                    error = {"code": exc.code, "message": exc.message}
+                    log.emit("error", "plan", code=exc.code, message=exc.message)
+            else:
+                # The model provider is a channel too: when it fails the turn stops in the plan
+                # layer, and the provider's stable code says which failure it was.
+                stop_reason, error = "channel_unavailable", {"code": exc.code, "message": exc.message}
+                layer = "plan"
+                stop_text = ans.compose_model_stop(exc.code, ctx.language)
+                log.emit("error", "plan", code=exc.code, message=exc.message)
         except TimeoutError:
             if ctx.deadline is None or asyncio.get_running_loop().time() < ctx.deadline:
                 raise  # not the turn's deadline: a bug somewhere below, not a stop
-            stop_reason, stop_text, detail, layer, error = self._deadline_stop(ctx, log)
+            if log.stage == "plan" and st.evidence:
+                s = held_evidence_stop(ctx, st, "turn_deadline", log, code="turn_deadline")
+                stop_reason, stop_text, detail, layer = s.reason, s.text, s.detail, s.layer
+            else:
+                stop_reason, stop_text, detail, layer, error = self._deadline_stop(ctx, log)
         if req.session_id:  # a turn without a session carries nothing, so nothing is stored
             self._remember(ctx, query, stop_reason, st, log)
-        text = finish(stop_text, ctx, st, log)
+        text = finish(stop_text, ctx, st, log, reason=stop_reason, parts=stop_parts)
         if req.session_id:
             self.save_session(ctx.session)
         log.state("failed" if error else "completed")
@@ -315,8 +402,8 @@ class TurnEngine:
             missing = [s for r in refusals for s in r.missing]
             raise Stop("needs_input", ans.compose_ask(list(dict.fromkeys(missing)) or ["request"], ctx.language),
                        first.message, layer="validate")
-        raise Stop(first.reason, ans.compose_stop(first.reason, ctx.language, first.message), first.message,
-                   layer="validate")
+        raise Stop(first.reason, first.citizen_text or ans.compose_stop(first.reason, ctx.language, first.message),
+                   first.message, layer="validate")
 
     def _deadline_stop(self, ctx: TurnContext, log: TurnLog) -> tuple[str, str, str, str, dict[str, str] | None]:
         """The whole turn's deadline passed: a model still writing or an upstream still out is a
@@ -325,7 +412,7 @@ class TurnEngine:
         if where in ("plan", "dispatch"):
             log.emit("error", where, code="turn_deadline", message="the turn's deadline passed")
             if where == "plan":
-                return ("channel_unavailable", ans.compose_stop("model_unavailable", ctx.language, "turn_deadline"),
+                return ("channel_unavailable", ans.compose_model_stop("turn_deadline", ctx.language),
                         "turn_deadline", "plan", {"code": "provider_timeout", "message": "the turn's deadline passed while the model was writing"})
             return ("channel_unavailable", ans.compose_stop("channel_unavailable", ctx.language, "TURN_DEADLINE"),
                     "TURN_DEADLINE", "dispatch", None)
@@ -338,6 +425,18 @@ class TurnEngine:
             return {"call_id": c.id, "adapter_id": c.adapter_id, "primitive": m.primitive if m else None,
                     "tier": tier, "arguments": c.arguments, "status": status, "latency_ms": 0.0, "upstream_url": None, "fixture": None, "error": None}
         return row
+
+    @staticmethod
+    def _fresh(calls: list[ToolCall], st: TurnState, log: TurnLog) -> list[ToolCall]:
+        """The step's calls less those already answered this turn (same adapter, same arguments):
+        small models repeat a call until the step limit; the evidence they asked for is held."""
+        fresh = [c for c in calls if _signature(c) not in st.dispatched]
+        repeated = [c for c in calls if c not in fresh]
+        if repeated:
+            log.emit("loop", "plan", repeated=[{"adapter_id": c.adapter_id, "arguments": c.arguments,
+                                                "answered_by": st.dispatched[_signature(c)]} for c in repeated],
+                     dispatched=len(fresh))
+        return fresh
 
     def _widen(self, cands: list[Manifest]) -> list[Manifest]:
         return widen(self.catalog, cands, self.widen_providers)
@@ -359,7 +458,30 @@ class TurnEngine:
             meta={"candidates": r.candidates, "usage": r.usage, "language": r.language, "layer": r.layer,
                   "grounded": r.grounded, "removed_claims": r.removed_claims},
         )
-        self.store.put_trace(trace, self.retention)
+        from ..store.models import StoreFault
+
+        try:
+            self.store.put_trace(trace, self.retention, personal=turn_personal_values(r, self.catalog))
+        except StoreFault as exc:  # the answer stands; nothing claims the trace was stored
+            r.trace_stored = False
+            _log.warning("trace %s not stored (%s)", r.trace_id, exc.code)
+
+
+def _locating_is_the_request(manifests: list[Manifest], ctx: TurnContext) -> bool:
+    """The best candidate is a locate step and the request does not anchor on a place to look
+    around (「동아대 어디야?」, not 「동아대 근처 응급실」): then a located place answers it — the
+    offline planner's reading of the same request (plan/offline.py ``choose_target``)."""
+    if not manifests or manifests[0].primitive != "locate":
+        return False
+    from ..understand.places import find_place
+
+    return not find_place(ctx.request, ctx.language)
+
+
+def _signature(c: ToolCall) -> str:
+    import json
+
+    return c.adapter_id + "\x00" + json.dumps(c.arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _asked(action: Any) -> dict[str, Any] | None:
@@ -368,3 +490,12 @@ def _asked(action: Any) -> dict[str, Any] | None:
     if call is None:
         return None
     return {"adapter_id": call.adapter_id, "missing": list(action.missing), "arguments": dict(call.arguments or {})}
+
+
+def turn_personal_values(r: TurnResult, catalog: Catalog) -> list[Any]:
+    """The personal values a finished turn handled (arguments and marked outputs), which its
+    stored trace masks wherever they occur (runtime/store/retention.py)."""
+    from .provenance import personal_values
+
+    outputs = [(e.get("adapter_id"), e.get("summary")) for e in r.evidence if isinstance(e, dict)]
+    return personal_values(list(r.calls or []), outputs, catalog)

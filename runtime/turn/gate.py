@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .. import answer as ans
-from ..gate import ConsentBook, GateResult, decide
+from ..gate import ConsentBook, GateResult, consent_state, decide, needs_consent
 from ..plan.base import ToolCall
 from .log import TurnLog
 from .values import Stop, TurnContext, TurnState
@@ -26,9 +26,10 @@ def gate_one(m: Manifest, ctx: TurnContext, book: ConsentBook, grant: Grant) -> 
         # Look-up-only sessions never go on into a protected check, sign-in or submission.
         g = GateResult(gate=m.permission.gate, decision="deny")  # type: ignore[call-arg]
         return g, Stop("permission_denied", ans.compose_lookup_only(m, ctx.language), "policy_lookup_only")
-    if m.id in ctx.consents and m.permission.consent is not None and not book.has_consent(sid, m.id):
-        grant(sid, m)
-    g = decide(m, sid, book)
+    state = consent_state(book, sid, m.id) if needs_consent(m) else None  # the one lookup
+    if state == "absent" and m.id in ctx.consents and m.permission.consent is not None:
+        state = "granted" if grant(sid, m) else "broken"  # "" = the ledger refused the append
+    g = decide(m, sid, book, state=state)
     if g.decision == "consent_required":
         return g, Stop("consent_required", ans.compose_consent(m, ctx.language))
     if g.decision == "deny":
@@ -53,6 +54,5 @@ def gate(
         if stop is not None:
             st.calls.append(call_row(c, stop.reason))
             raise stop
-        m = by_id[c.adapter_id]
-        if m.permission.consent is not None and book.has_consent(ctx.session.session_id, m.id):
-            st.consented.add(m.id)  # the claim check lets "동의하신 내용으로" stand only then
+        if g.consented and by_id[c.adapter_id].permission.consent is not None:
+            st.consented.add(c.adapter_id)  # the claim check lets "동의하신 내용으로" stand only then

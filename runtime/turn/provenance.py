@@ -1,8 +1,9 @@
 """Argument provenance: a personal value in a call must be one the citizen gave.
 
-A field is personal when the adapter's input schema says so: its ``x-slot`` names a personal slot
-(person_name, birth_date, phone, resident number, home address, account, card, e-mail, passport,
-driver's licence, vehicle number) or it carries ``x-personal: true``. For such a field the value
+A field is personal when the adapter's input schema says so: its ``x-slot`` names a slot type the
+slot table marks ``personal`` (registry/_slots/personal.yaml: name, birth date, phone, resident
+number, address, account, card, e-mail, passport, licence, vehicle number …) or it carries
+``x-personal: true``; the slot type's ``compare`` says which normal form the check uses. For such a field the value
 must appear in the citizen's own words: this message (``TurnContext.citizen_texts``), or an
 earlier message of this session, checked against the keyed digests the session keeps of them
 (runtime/dialogue/given.py — the session never holds the value itself),
@@ -17,26 +18,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
-from ..dialogue.state import PERSONAL_SLOTS as DIALOGUE_PERSONAL
 from ..dialogue.given import given_earlier
+from ..understand import table
 from .values import CheckInput, Refusal
 
-# The dialogue's list (never carried, never stored) and the kinds a call may carry on top of it.
-PERSONAL_SLOTS = DIALOGUE_PERSONAL | frozenset({
-    "home_address", "address", "account", "account_number", "bank_account", "driver_license",
-    "foreigner_number",
-})
-
-_DATE_KO = re.compile(r"(?<!\d)((?:19|20)?\d{2})\s*(?:년|[-./])\s*(\d{1,2})\s*(?:월|[-./])\s*(\d{1,2})\s*일?")
-_DATE_COMPACT = re.compile(r"(?<!\d)((?:19|20)\d{2})(\d{2})(\d{2})(?!\d)")
-_RRN_FRONT = re.compile(r"(?<!\d)(\d{2})(\d{2})(\d{2})\s*-\s*[1-8]")  # 880302-1…: born 1988-03-02
-
-
-# Slots compared by their digits alone (「010 1234 5678」 = ``01012345678``).
-DIGIT_SLOTS = frozenset({"phone", "resident_number", "rrn", "account", "account_number", "bank_account",
-                         "card_number", "foreigner_number"})
+def compare_of(slot: str) -> str:
+    """How a personal value of ``slot`` is compared (the slot type's ``compare``: text, digits, date)."""
+    st = table.slot(slot)
+    return st.compare if st is not None else "text"
 
 
 def personal_fields(m: Manifest) -> dict[str, str]:
@@ -46,27 +37,17 @@ def personal_fields(m: Manifest) -> dict[str, str]:
         if not isinstance(prop, dict):
             continue
         slot = prop.get("x-slot") or name
-        if slot in PERSONAL_SLOTS or prop.get("x-personal") is True:
+        if table.is_personal(slot) or prop.get("x-personal") is True:
             out[name] = slot
     return out
 
 
 def dates_in(text: str) -> set[tuple[int, int, int]]:
-    out: set[tuple[int, int, int]] = set()
-    for m in _DATE_KO.finditer(text):
-        out.add(_ymd(m.group(1), m.group(2), m.group(3)))
-    for m in _DATE_COMPACT.finditer(text):
-        out.add(_ymd(m.group(1), m.group(2), m.group(3)))
-    for m in _RRN_FRONT.finditer(text):
-        out.add(_ymd(m.group(1), m.group(2), m.group(3)))
-    return out
+    """Every (year, month, day) the text writes, in any common form (the date reader's: 1988년 3월
+    2일, 1988.03.02, 880302, 880302-1…, "March 2, 1988")."""
+    from ..understand.dates import dates_in as read_dates
 
-
-def _ymd(y: str, m: str, d: str) -> tuple[int, int, int]:
-    year = int(y)
-    if len(y) == 2:  # 88년생 → 1988; 05년생 → 2005
-        year += 2000 if year <= 29 else 1900
-    return year, int(m), int(d)
+    return read_dates(text)
 
 
 def _digits(s: str) -> str:
@@ -82,10 +63,11 @@ def given_by_citizen(slot: str, value: Any, texts: list[str]) -> bool:
     if value is None or value == "":
         return True  # nothing was supplied, so nothing was invented
     raw = str(value)
-    if slot == "birth_date":
+    compare = compare_of(slot)
+    if compare == "date":
         want = dates_in(raw) or dates_in(_digits(raw))
         return bool(want) and any(want & dates_in(t) for t in texts)
-    if slot in DIGIT_SLOTS:
+    if compare == "digits":
         d = _digits(raw)
         return len(d) >= 4 and any(d in _digits(t) for t in texts)
     v = _squash(raw)
@@ -116,3 +98,44 @@ class ArgumentProvenance:
                         self.name, m.id, name, "needs_input",
                         f"{m.id}.{name}: the citizen did not give this {slot} in this session", [slot]))
         return refusals
+
+
+def personal_values(calls: list[dict[str, Any]], outputs: list[tuple[str, Any]], catalog: Any) -> list[Any]:
+    """The personal values a turn handled, for the trace writer (runtime/store/retention.py): the
+    arguments of every call row's personal input fields, and the output fields an adapter marks
+    ``x-personal`` (or ``x-trace: none``) in ``outputs`` ((adapter id, output) pairs)."""
+    from ..store.retention import PersonalValue, mode_of
+
+    out: list[Any] = []
+    adapters = getattr(catalog, "adapters", None) or {}
+    for row in calls:
+        m = adapters.get(row.get("adapter_id"))
+        args = row.get("arguments")
+        if m is None or not isinstance(args, dict):
+            continue
+        props = m.input_schema.get("properties") or {}
+        for name in personal_fields(m):
+            if args.get(name) not in (None, ""):
+                out.append(PersonalValue(name, args[name], mode_of(props.get(name))))
+
+    def walk(value: Any, schema: Any) -> None:
+        if not isinstance(schema, dict):
+            return
+        if isinstance(value, dict):
+            props = schema.get("properties") or {}
+            for k, v in value.items():
+                prop = props.get(k)
+                marked = isinstance(prop, dict) and (prop.get("x-personal") is True or "x-trace" in prop)
+                if marked and v not in (None, "") and not isinstance(v, (dict, list)):
+                    out.append(PersonalValue(k, v, mode_of(prop)))
+                else:
+                    walk(v, prop)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, schema.get("items"))
+
+    for adapter_id, output in outputs:
+        m = adapters.get(adapter_id)
+        if m is not None and isinstance(output, dict):
+            walk(output, m.output_schema)
+    return out

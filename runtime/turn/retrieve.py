@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from .. import answer as ans
 from ..catalog import Catalog
@@ -36,15 +36,146 @@ def retrieve(
         ranked = frame.candidates
     else:
         found = retriever.search(retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters,
-                                 context_slots=frozenset(ctx.session.slots))
+                                 context_slots=frozenset(ctx.session.slots) | typed_slots(ctx.request))
         ranked = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
+    if ctx.frame is None or ctx.frame.kind in ("new", "switch") or not ranked:
+        # A follow-up or an answer keeps the intent the dialogue pinned.
+        ranked = prefer_named_values(ranked, catalog, ctx.request)
+    ranked = for_emergency(ranked, retriever, ctx, req)
     ranked = prefer_proximity(ranked, catalog, ctx.request, ctx.language)
     manifests = widen(catalog, [catalog.get(c["adapter_id"]) for c in ranked], widen_providers)
     widened = [m.id for m in manifests[len(ranked):]]
     log.emit("candidates", "retrieve", candidates=ranked, widened=widened)
     if not manifests:
-        raise Stop("no_adapter", ans.compose_stop("no_adapter", ctx.language))
+        # Nothing in the registry fits: what UMMAYA cannot do, and where the citizen can (scope.py).
+        from .scope import way_out
+
+        raise way_out(ctx)
     return Candidates(ranked, manifests, widened)
+
+
+def typed_slots(request: str) -> frozenset[str]:
+    """Slot types the request itself fills without a locate step: coordinates it types (the
+    coordinates-class slot types of the table). Retrieval weighs them like carried ones."""
+    from ..understand import table
+    from ..understand.numbers import coordinates_in
+
+    return table.slot_table().of_class("coordinates") if coordinates_in(request) is not None else frozenset()
+
+
+def _candidate(m: Manifest, strong: bool = True) -> dict[str, Any]:
+    # vocabulary: the request names a product or a term of the adapter's own vocabulary (strong
+    # evidence, never a weak near miss); a code's label alone (a specialty) is not.
+    return {"adapter_id": m.id, "primitive": m.primitive, "tier": m.tier, "score": 0.0, "domain": m.domain,
+            "agency": m.agency.code, "coverage": 0.0, "text_score": 0.0, "vocabulary": strong}
+
+
+def _named_code_first(ranked: list[dict[str, Any]], catalog: Catalog, request: str) -> list[dict[str, Any]]:
+    """Among the top candidates, a find that takes the closed vocabulary the request names (정신과 →
+    a specialty) goes before finds that take nothing the request names (「정신과 상담받을 곳 근처」 is
+    no pharmacy question). Only words of three syllables or more count (아이, 허리 say too little)."""
+    from ..understand import table
+    from ..understand.labels import named_terms
+
+    def named(m: Manifest) -> bool:
+        for prop in (m.input_schema.get("properties") or {}).values():
+            st = table.slot_of(prop)
+            if st is not None and st.class_ == "code" and st.vocabulary and any(
+                    n >= 3 for n, _label in named_terms(request, st.vocabulary)):
+                return True
+        return False
+
+    if ranked and ranked[0].get("carried"):
+        return ranked  # the conversation pins its intent (a follow-up): not re-ranked here
+    top = [catalog.adapters.get(c["adapter_id"]) for c in ranked[:4]]
+    hit = next((i for i, m in enumerate(top) if m is not None and m.primitive != "locate" and named(m)), None)
+    if hit is None:
+        return ranked
+    first_find = next((i for i, m in enumerate(top) if m is not None and m.primitive != "locate"), hit)
+    if first_find < hit and _covers_the_request(ranked[first_find]) and not _covers_the_request(ranked[hit]):
+        # Retrieval matched every word of the request to the first find (「한부모가족 아동양육비
+        # 선정기준 자세히」 → the detail adapter): a code the request also names does not outrank it.
+        return ranked
+    if first_find < hit:
+        ranked = list(ranked)
+        ranked.insert(first_find, ranked.pop(hit))
+    return ranked
+
+
+def _covers_the_request(candidate: dict[str, Any]) -> bool:
+    return float(candidate.get("coverage") or 0.0) >= 0.9
+
+
+def prefer_named_values(ranked: list[dict[str, Any]], catalog: Catalog, request: str) -> list[dict[str, Any]]:
+    """Adapters whose slot vocabularies the request names a value of (runtime/understand/cues.py):
+    offered when retrieval abstains (「탁센에 카페인 들어 있어?」), and a product question goes to an
+    adapter that takes a product when the top candidate takes none (「낙센 먹고 운전해도 돼?」)."""
+    from ..understand.cues import evidence, takes_product
+    from ..understand.names import product_cue
+
+    if ranked and not product_cue(request):
+        return _named_code_first(ranked, catalog, request)
+    found = evidence(list(catalog.adapters.values()), request)
+    if not found:
+        return ranked
+    found = sorted(found, key=lambda f: (not f[2], _service_order(f[0], catalog, request)))  # stable
+    if not ranked:
+        best = found[0][2]
+        return [_candidate(m, strong) for m, _hits, strong in found if strong == best][:3]
+    top = catalog.adapters.get(ranked[0]["adapter_id"])
+    product = [m for m, _h, strong in found if strong and takes_product(m)]
+    if product and top is not None and not takes_product(top):
+        ids = {m.id for m in product}
+        return [_candidate(m) for m in product] + [c for c in ranked if c["adapter_id"] not in ids]
+    if top is not None and takes_product(top):
+        # Several ranked adapters take the medicine: a narrower declared service the request does
+        # not name (a pregnancy check for 「판콜에이 먹어도 돼?」) does not lead on shared words.
+        takers = [c for c in ranked if (m := catalog.adapters.get(c["adapter_id"])) is not None and takes_product(m)]
+        order = sorted(takers, key=lambda c: _service_order(catalog.adapters[c["adapter_id"]], catalog, request))
+        slots = iter(order)
+        return [next(slots) if c in takers else c for c in ranked]
+    return ranked
+
+
+def _service_order(m: Manifest, catalog: Catalog, request: str) -> tuple[int, bool]:
+    """Among adapters a named value fits equally, one whose declared service words the request
+    names comes first, then those that declare none (the general service: drug information for a
+    drug named alone), and one declaring a service the request does not name (a pregnancy check)
+    last: a value alone does not ask for a narrower service."""
+    declared = bool(m.service_words.ko or m.service_words.en)
+    if not declared:
+        return (0, False)
+    named = catalog.guidance.service_match(m, request)
+    return (-named, not named)
+
+
+def for_emergency(ranked: list[dict[str, Any]], retriever: Any, ctx: TurnContext, req: TurnRequest) -> list[dict[str, Any]]:
+    """After an emergency's number, the turn goes on with the services its entry names
+    (registry/_emergency: ``domains``): 「물에 빠졌다 나왔는데 의식이 없어」 at a beach is the
+    nearest ER, not a bathhouse that shares the word. Retrieval is asked again within those domains
+    when it ranked another first — the candidates of those domains first when it has some, else a
+    search within them (with the emergency's ``search`` words when the request's find nothing);
+    nothing found there keeps its own ranking."""
+    domains = sorted({d for e in ctx.emergencies for d in getattr(e, "domains", [])})
+    if not domains or (req.filters and "domain" in req.filters) or (ranked and ranked[0].get("domain") in domains):
+        return ranked
+    within = [c for c in ranked if c.get("domain") in domains]
+    if within:  # already among the candidates: they go first
+        return within + [c for c in ranked if c.get("domain") not in domains]
+    found = _search_within(retriever, ctx.request, domains, ctx, req)
+    if not found:
+        # the request's words find nothing there (「물에 빠졌다 나왔는데 의식이 없어」 names no ER):
+        # the emergency's own words for the service the citizen needs next (its ``search``)
+        said = [e.search.get(ctx.language) for e in ctx.emergencies if getattr(e, "search", None) is not None]
+        if said:
+            found = _search_within(retriever, " ".join([ctx.request, *said]), domains, ctx, req)
+    return found or ranked
+
+
+def _search_within(retriever: Any, text: str, domains: list[str], ctx: TurnContext, req: TurnRequest) -> list[dict[str, Any]]:
+    found = retriever.search(retrieval_view(text), top_k=req.top_k, filters={**(req.filters or {}), "domain": domains},
+                             context_slots=frozenset(ctx.slots) | typed_slots(ctx.request))
+    return [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
 
 
 # A find that answers by distance from a point wins a near tie (within this share of the top
@@ -58,7 +189,7 @@ def prefer_proximity(ranked: list[dict[str, Any]], catalog: Catalog, request: st
     it. A clear lead (「부산역 근처 응급실 자리 있어?」) is left alone."""
     if len(ranked) < 2:
         return ranked
-    from ..plan.slots import find_place
+    from ..understand.places import find_place
 
     top = catalog.adapters.get(ranked[0]["adapter_id"])
     if top is None or top.primitive != "find" or "coordinates" in top.requires:
@@ -85,10 +216,11 @@ def widen(catalog: Catalog, cands: list[Manifest], limit: int) -> list[Manifest]
         props = m.input_schema.get("properties", {})
         return {props[f].get("x-slot", f) for f in m.input_schema.get("required", [])}
 
-    providers = [
-        m for m in catalog.adapters.values()
-        if m.id not in have and m.primitive == "locate" and needed & set(m.provides)
-    ]
+    # Only the providers of the needed slots are read (Catalog.locate_providers), not every adapter.
+    index = catalog.locate_providers
+    providers = list({
+        m.id: m for slot in sorted(needed) for m in index.get(slot, ()) if m.id not in have
+    }.values())
     # A provider that itself needs coordinates cannot start a chain from text; prefer those
     # that cover more of what is needed, live before mock, then by id for stable order.
     providers.sort(key=lambda m: (

@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ummaya.codegen.manifest import Manifest
+from ummaya.model.manifest import Manifest
 
 from ..context import Session
 from ..events import Event
@@ -30,7 +30,12 @@ class TurnRequest:
     top_k: int = 5
     filters: dict[str, Any] | None = None
     max_steps: int = 4
-    context_budget_tokens: int = 6000
+    # The whole prompt's budget (system + tools + messages + the reply) in tokens; None: the
+    # planner's own (UMMAYA_LLM_CONTEXT_TOKENS, else its provider profile), 6000 for compaction.
+    context_budget_tokens: int | None = None
+    # How many times one call (one adapter) may be refused and sent back to the planner to repair
+    # (validation, chained-argument provenance) before the turn stops ``invalid_arguments``.
+    repair_budget: int = 1
     # A caller that must name the trace before the turn starts (the server's first SSE event)
     # passes its id here; None = a fresh ULID.
     trace_id: str | None = None
@@ -60,6 +65,7 @@ class TurnResult:
     # it is traceable to this turn's evidence or the citizen's own words.
     grounded: bool = True
     removed_claims: list[dict[str, Any]] = field(default_factory=list)
+    trace_stored: bool = True  # False when the store could not keep the trace (store_full …)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +83,7 @@ class TurnResult:
             "candidates": self.candidates,
             "usage": self.usage,
             **({"error": self.error} if self.error else {}),
+            **({"trace_stored": False} if not self.trace_stored else {}),
         }
 
 
@@ -105,6 +112,11 @@ class TurnContext:
     dialogue: Any = None
     frame: Any = None
     policy: str = "default"
+    # The engine's catalog (its guidance: emergencies, channels, service words); None for a
+    # context built outside an engine.
+    catalog: Any = None
+    # The emergencies the request describes (model.guidance.Emergency), said first (emergency.py).
+    emergencies: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -151,6 +163,10 @@ class Refusal:
     reason: str  # a stop reason: needs_input | permission_denied | invalid_arguments
     message: str
     missing: list[str] = field(default_factory=list)
+    # The planner may be told and try again (within the turn's repair budget): a guessed coordinate
+    # can be replaced by a locate step's; a personal value the citizen never gave cannot.
+    repairable: bool = False
+    citizen_text: str | None = None  # the stop's text for the citizen, when the message is the planner's
 
 
 @dataclass
@@ -159,6 +175,8 @@ class CheckInput:
     calls: list[ToolCall]
     candidates: dict[str, Manifest]
     consents: Any  # the ConsentBook (has_consent(session_id, adapter_id))
+    # This turn's evidence so far (manifest, evidence): what a chained argument may come from.
+    evidence: list[tuple[Manifest, Evidence]] = field(default_factory=list)
 
 
 class ArgumentCheck(Protocol):
@@ -195,11 +213,26 @@ class TurnState:
     removed: list[dict[str, Any]] = field(default_factory=list)  # claims the claim check removed
     asked: dict[str, Any] | None = None  # the question a needs_input stop asks (adapter, missing, arguments)
     notes: list[str] = field(default_factory=list)  # one-line notes for the answer (Mock for another place)
+    # The session's slots as the turn began (after the dialogue read the message): what a model's
+    # prompt shows as session data, fixed for the turn so the prompt prefix does not move.
+    carried: dict[str, Any] | None = None
+    repairs: dict[str, int] = field(default_factory=dict)  # adapter id -> repairs used this turn
+    dispatched: dict[str, str] = field(default_factory=dict)  # call signature -> evidence id
+    prompt: dict[str, Any] = field(default_factory=dict)  # the planner's last budget report
+    # The best candidate is a locate adapter: finding the place is the request, so a locate
+    # result answers it (otherwise a locate result is only the means to another call).
+    end_is_locate: bool = False
+    emergencies: list[Any] = field(default_factory=list)  # model.guidance.Emergency the request describes
+    moved: dict[str, str] = field(default_factory=dict)  # call id -> the day Mock moved its recording from
 
 
 class Stop(Exception):
     """A stage ends the turn: the stop reason, the engine's text for it, a detail for the event."""
 
-    def __init__(self, reason: str, text: str, detail: str = "", layer: str | None = None):
+    def __init__(self, reason: str, text: str, detail: str = "", layer: str | None = None,
+                 parts: list[Any] | None = None):
+        """``parts`` (answer.Part): the text laid out in pieces for surfaces that show them apart
+        (the page); when given, ``text`` is what they join to."""
         super().__init__(reason)
         self.reason, self.text, self.detail, self.layer = reason, text, detail, layer
+        self.parts = parts

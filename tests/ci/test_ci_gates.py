@@ -120,11 +120,11 @@ def test_check_rejects_a_misspelt_stop_reason_with_its_line(built):
 
 
 def test_new_adapter_scaffold_loads_and_builds(built):
-    result = run("new", "adapter", "nmc_trauma_centres", "--root", str(built))
+    result = run("new", "adapter", "nmc_trauma_centres", "--domain", "health", "--root", str(built))
     assert result.exit_code == 0, result.output
     assert "created registry/nmc/nmc_trauma_centres.yaml" in result.stdout
     assert (built / "registry/nmc/fixtures/nmc_trauma_centres/normal_multi.xml").is_file()
-    result = run("new", "adapter", "mois_seal_certificate", "--primitive", "send", "--agency", "MOIS", "--root", str(built))
+    result = run("new", "adapter", "mois_seal_certificate", "--primitive", "send", "--agency", "MOIS", "--domain", "administration", "--root", str(built))
     assert result.exit_code == 0, result.output
     registry, problems = load_registry(built)
     assert problems == []
@@ -136,7 +136,7 @@ def test_new_adapter_scaffold_loads_and_builds(built):
 
 def test_new_adapter_refuses_bad_and_existing_ids(built):
     for bad in ("NmcThing", "nmc-thing", "1nmc", "nmc_emergency_rooms"):
-        result = run("new", "adapter", bad, "--root", str(built))
+        result = run("new", "adapter", bad, "--domain", "health", "--root", str(built))
         assert result.exit_code == 2, bad
         assert "ummaya new adapter:" in result.stderr
     assert not (built / "registry/nmc/NmcThing.yaml").exists()

@@ -12,7 +12,7 @@ NEW = "registry/nmc/nmc_trauma_centres.yaml"
 
 
 def test_an_untouched_scaffold_fails_check_with_every_placeholder_located(built):
-    assert run("new", "adapter", "nmc_trauma_centres", "--root", str(built)).exit_code == 0
+    assert run("new", "adapter", "nmc_trauma_centres", "--domain", "health", "--root", str(built)).exit_code == 0
     assert run("build", "--root", str(built), "-q").exit_code == 0  # a scaffold builds, to iterate on
     result = run("check", "--root", str(built))
     assert result.exit_code == 1
@@ -22,7 +22,6 @@ def test_an_untouched_scaffold_fails_check_with_every_placeholder_located(built)
     expected = [
         f"{NEW}:{line_of(path, 'ko: TODO 한국어 제목')}: title.ko: scaffold placeholder 'TODO 한국어 제목': fill in the service's title as the agency names it",
         f"{NEW}:{line_of(path, 'name_ko: TODO 기관명')}: agency.name_ko: scaffold placeholder 'TODO 기관명': fill in the agency's code and names (e.g. 국립중앙의료원 / National Medical Center)",
-        f"{NEW}:{line_of(path, 'domain: todo')}: domain: scaffold placeholder 'todo': fill in a lower-case domain word (health, weather, traffic, welfare, civil …)",
         f"{NEW}:{line_of(path, 'path: /TODO/')}: upstream.path: scaffold placeholder '/TODO/Service/operation': fill in the upstream operation path, parameters and fields from the API documentation",
         f"{NEW}:{line_of(path, 'response: normal_multi.xml')}: fixtures.0 (normal_multi): normal_multi.xml is still the scaffold's sample response: record a real one (`ummaya record`) and its expected output",
     ]

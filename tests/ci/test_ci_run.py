@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,5 +16,5 @@ def test_ci_runs_the_readme_test_command_in_a_seeded_random_order():
     assert command in ci.splitlines(), "CI must run exactly the README's test command"
     assert "--randomly-seed=${UMMAYA_TEST_SEED}" in ci and 'echo "test order: pytest-randomly seed ${UMMAYA_TEST_SEED}' in ci
     assert ci.index("PYTEST_ADDOPTS") < ci.index(command)
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert '"pytest-randomly' in pyproject.split("[project.optional-dependencies]")[1].split("\n]")[0]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert any(r.startswith("pytest-randomly") for r in extras["test"]), "the README's test install brings pytest-randomly"

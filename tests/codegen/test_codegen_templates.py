@@ -50,7 +50,7 @@ def test_the_sandbox_refuses_unsafe_attributes(project):
 
 
 def test_runtime_renders_from_the_full_output_not_the_trimmed_summary():
-    from ummaya.codegen.manifest import Bilingual
+    from ummaya.model.manifest import Bilingual
     from ummaya.runtime import answer
     from ummaya.runtime.plan.base import Evidence
     from ummaya.runtime.project import MAX_ITEMS, _trim

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ummaya.runtime.plan.place import bare_place, has_deixis, place_span
-from ummaya.runtime.plan.slots import find_place
+from ummaya.runtime.understand.places import bare_place, has_deixis, place_span
+from ummaya.runtime.understand.places import find_place
 
 
 @pytest.mark.parametrize("text, place", [
@@ -19,7 +19,7 @@ from ummaya.runtime.plan.slots import find_place
     ("부산진경찰서 근처 약국", "부산진경찰서"),
     ("낙동대로550번길 37 근처 응급실", "낙동대로550번길 37"),
     ("해운대 주변 AED", "해운대"),
-    ("pharmacy near Busan Station please", "Busan Station"),
+    ("pharmacy near Busan Station please", "부산역"),  # mapped through the landmarks vocabulary
 ])
 def test_the_place_span_is_only_the_place(text: str, place: str) -> None:
     lang = "en" if text.isascii() else "ko"
@@ -74,21 +74,15 @@ def test_deixis() -> None:
     assert not has_deixis("부산역 근처 약국")
 
 
-def test_kiwi_refines_unknown_words_only_when_already_loaded(monkeypatch) -> None:
-    """Without a loaded Kiwi the closed classes decide (cold start never loads it); with one
-    loaded, a word Kiwi tags as a verb, adjective or adverb ends the span."""
-    from ummaya.runtime.plan import place
+def test_no_kiwi_at_query_time_every_surface_reads_alike(monkeypatch) -> None:
+    """The place reader never consults Kiwi, loaded or not: a CLI and a server read a request the
+    same way. Unknown adverbial forms end the span by grammar (빨갛게), not by a tagger."""
     from ummaya.runtime.retrieve import analysis
 
     monkeypatch.setattr(analysis, "_kiwi", None)
-    assert place._kiwi_kind("빨갛게") is None  # nothing loaded: no opinion, nothing loaded either
-    assert analysis._kiwi is None
-    kiwi = analysis.kiwi()  # what a server with Kiwi queries has loaded
-    assert place._kiwi_kind("빨갛게") == "stop"
-    assert place._kiwi_kind("하단동") is None
     assert place_span("빨갛게 근처 약국", "ko") is None
     assert place_span("승학캠퍼스 근처 약국", "ko") == "승학캠퍼스"
-    assert kiwi is analysis._kiwi
+    assert analysis._kiwi is None  # nothing loaded it
 
 
 def test_what_a_removed_value_leaves_is_no_place(talk) -> None:

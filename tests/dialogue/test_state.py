@@ -13,7 +13,7 @@ from ummaya.runtime.dialogue import DialogueState, Intent, PendingQuestion, Plac
 def test_round_trip_and_expiry() -> None:
     s = DialogueState(pending=PendingQuestion(adapter_id="nmc_emergency_rooms", missing=["place"]),
                       last_intent=Intent(adapter_id="airkorea_air_quality", primitive="find", arguments={"sido": "서울"}),
-                      place=Place(name="서울특별시청", latitude=37.5665, longitude=126.978),
+                      place=Place(place="서울특별시청", latitude=37.5665, longitude=126.978),
                       references={"service_name": "주거급여"}, language="ko", policy="lookup_only")
     s.touch()
     back = DialogueState.load(s.model_dump(mode="json"))

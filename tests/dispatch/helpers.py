@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ummaya.codegen.loader import parse_yaml, validate_doc
-from ummaya.codegen.manifest import Manifest, Profile
+from ummaya.model.manifest import Manifest, Profile
 from ummaya.codegen.resolve import resolve_manifest
 from ummaya.runtime.catalog import Catalog
 
@@ -91,7 +91,7 @@ _BASE: dict[str, Any] = {
     "title": {"ko": "시험 어댑터", "en": "Test adapter"},
     "summary": {"ko": "시험용", "en": "For tests"},
     "agency": {"code": "TEST", "name_ko": "시험", "name_en": "Test"},
-    "domain": "test",
+    "domain": "administration",
     "primitive": "find",
     "tier": "live",
     "search_hints": {"ko": ["시험"], "en": ["test"]},

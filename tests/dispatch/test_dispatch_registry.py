@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from urllib.parse import unquote
 
 import pytest
 
@@ -19,7 +20,7 @@ from tests.support.upstreams import Reply, UpstreamServer, sgis_token_json
 from ummaya.codegen.loader import load_registry
 from ummaya.codegen.resolve import resolve_manifest
 from ummaya.runtime.catalog import Catalog
-from ummaya.runtime.dispatch import Dispatcher, fixture_files, parse_fixture
+from ummaya.runtime.dispatch import Dispatcher, fixture_files, parse_fixture, step_fixture_name
 from ummaya.runtime.dispatch.fixtures import fixture_content_type
 
 _REG, _PROBLEMS = load_registry(REPO)
@@ -47,10 +48,18 @@ def _body(adapter_id: str, name: str) -> bytes:
     return (_LOADED[adapter_id].fixtures_dir / f.response).read_bytes() if f.response else b""
 
 
-def _check(outcome, fixture) -> None:
+def _check(outcome, fixture, manifest=None) -> None:
     if fixture.expected is not None:
         assert outcome.error_message is None or outcome.status == "no_data", outcome.error_message
-        assert outcome.output == fixture.expected
+        expected = fixture.expected
+        if outcome.moved_from is not None:  # Mock moved the recording to the clock's day
+            from ummaya.runtime.dispatch.calendar import anchor_of, days_to_today, move, moving_fields
+
+            top, row = moving_fields(manifest)
+            days = days_to_today(anchor_of(fixture), CLOCK())
+            expected = {k: move(v, top[k], days) if k in top else v for k, v in expected.items()}
+            expected["items"] = [{k: move(v, row[k], days) if k in row else v for k, v in r.items()} for r in expected.get("items", [])]
+        assert outcome.output == expected
         assert outcome.status in ("ok", "no_data")
     else:
         assert outcome.status == "error"
@@ -101,16 +110,20 @@ def test_mock_call_matches_expected(registry_catalog, adapter_id, fixture_name):
     d = Dispatcher(registry_catalog, env={}, clock=CLOCK, sleep=no_sleep)
     out = run(d.call(adapter_id, dict(fixture.request), mode="mock", fixture=fixture_name))
     assert (out.tier, out.fixture) == ("mock", fixture_name)
-    _check(out, fixture)
-    lookup = m.upstream.lookup if m.upstream else None
-    if (
-        lookup
-        and lookup.when_missing not in fixture.request
-        and len(fixture_files(m, fixture, _LOADED[adapter_id].fixtures_dir)) == 2
-    ):
-        # The lookup ran from its sibling body and its pick reached the main request.
-        names = [up for up, inp in m.upstream.params.items() if inp == lookup.when_missing]
-        assert names and all(f"{n}=" in out.upstream_url for n in names), out.upstream_url
+    _check(out, fixture, m)
+    files = fixture_files(m, fixture, _LOADED[adapter_id].fixtures_dir) if m.upstream else []
+    for step in m.upstream.chain() if m.upstream else []:
+        if any(f in fixture.request for f in step.when_missing or []):
+            continue
+        if step_fixture_name(fixture.response or "", step.id) not in files or out.status != "ok":
+            continue
+        # The step ran from its sibling body and its picks reached the main request.
+        # A pick may feed a plain parameter or a cond[FIELD::OP] filter (odcloud 서비스ID).
+        names = [up for up, inp in m.upstream.params.items() if inp in step.pick]
+        names += [f"cond[{f.field}::{f.op}]" for f in m.upstream.filters
+                  if any(i in step.pick for i in ([f.input] if isinstance(f.input, str) else f.input or []))]
+        url = unquote(out.upstream_url or "")
+        assert names and all(f"{n}=" in url for n in names), out.upstream_url
 
 
 @pytest.mark.parametrize(("adapter_id", "fixture_name"), CASES)
@@ -129,27 +142,27 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
             up.path,
             Reply(fixture.status, _body(adapter_id, fixture_name), fixture_content_type(fixture)),
         )
-        if up.lookup is not None:  # the lookup answers from its sibling body, as in Mock
+        overrides = {adapter_id: srv.url}
+        for step in up.chain():  # each step answers from its sibling body, as in Mock
             response = _LOADED[adapter_id].fixtures_dir / fixture.response
-            side = response.with_name(f"{response.stem}.lookup{response.suffix}")
+            side = response.with_name(f"{response.stem}.{step.id}{response.suffix}")
             if side.is_file():
-                srv.route(
-                    up.lookup.path,
-                    Reply(body=side.read_bytes(), content_type=fixture_content_type(fixture)),
-                )
+                srv.route(step.path, Reply(body=side.read_bytes(), content_type=fixture_content_type(fixture)))
+            if step.profile is not None:
+                overrides[f"{adapter_id}.{step.id}"] = srv.url
         if up.auth and up.auth.style == "token_exchange":
             srv.route(up.auth.token_path, Reply(body=sgis_token_json("loopback-token")))
         env = {name: f"dummy-{name.lower()}" for name in m.credentials}
         d = Dispatcher(
             registry_catalog,
             env=env,
-            base_url_overrides={adapter_id: srv.url},
+            base_url_overrides=overrides,
             clock=CLOCK,
             sleep=no_sleep,
         )
         out = run(d.call(adapter_id, dict(fixture.request), mode="live"))
         sent = srv.seen(up.path)
-    assert out.tier == "live"
+    assert out.tier == "live" and out.moved_from is None  # Live is never moved to today
     _check(out, fixture)
     assert sent, "the live call never reached the loopback upstream"
     # Every declared parameter whose input was given went out under its upstream name.

@@ -98,10 +98,11 @@ def variants(body: bytes, is_json: bool) -> dict[str, tuple[bytes, str]]:
 def _serve(srv, adapter_id: str, body: bytes, ctype: str, fixture: str = "") -> None:
     m = REAL[adapter_id]
     srv.route(path_of(adapter_id), Reply(body=body, content_type=ctype))
-    if m.upstream.lookup is not None and fixture:
+    for step in m.upstream.chain() if fixture else []:
         stem, dot, suffix = fixture.rpartition(".")
-        side = fixture_file(adapter_id, f"{stem}.lookup.{suffix}")
-        srv.route(m.upstream.lookup.path, Reply(body=side.read_bytes(), content_type=JSON if suffix == "json" else XML))
+        side = next(REPO.glob(f"registry/*/fixtures/{adapter_id}/{stem}.{step.id}.{suffix}"), None)
+        if side is not None:
+            srv.route(step.path, Reply(body=side.read_bytes(), content_type=JSON if suffix == "json" else XML))
     if m.upstream.auth is not None and m.upstream.auth.token_path:
         srv.route(m.upstream.auth.token_path, Reply(body=sgis_token_json("tok")))
 

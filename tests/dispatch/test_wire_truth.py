@@ -49,6 +49,9 @@ ENV = {
     "JUSO_CONFM_KEY": "juso-key",
     "SGIS_CONSUMER_KEY": "sgis-id",
     "SGIS_CONSUMER_SECRET": "sgis-secret",
+    "NEIS_API_KEY": "neis-key",
+    "KMA_APIHUB_AUTH_KEY": "apihub-key",
+    "SAFETYDATA_SERVICE_KEY": "safetydata-key",
 }
 KST = dt.timezone(dt.timedelta(hours=9))
 NOON = FixedClock(dt.datetime(2026, 12, 1, 12, 30, tzinfo=KST))
@@ -71,7 +74,11 @@ def dispatcher(srv, *ids, clock=NOON, **manifest_overrides):
     return Dispatcher(
         cat,
         env=ENV,
-        base_url_overrides={i: srv.url for i in ids},
+        # steps on another profile (JUSO before the building register) go to the same loopback
+        base_url_overrides={
+            **{i: srv.url for i in ids},
+            **{f"{i}.{st.id}": srv.url for i in ids for st in REAL[i].upstream.steps if st.profile},
+        },
         clock=clock,
         sleep=no_sleep,
     )
@@ -533,8 +540,8 @@ def test_every_live_adapter_reads_the_standard_forms(srv, adapter_id, name, body
     m = REAL[adapter_id]
     args = next(f.request for f in m.fixtures if f.expected is not None)
     srv.route(path_of(adapter_id), Reply(body=body, content_type=XML))
-    if m.upstream.lookup is not None:
-        srv.route(m.upstream.lookup.path, Reply(body=body, content_type=XML))
+    for step in m.upstream.chain():
+        srv.route(step.path, Reply(body=body, content_type=XML))
     if m.upstream.auth is not None and m.upstream.auth.token_path:
         srv.route(m.upstream.auth.token_path, Reply(body=sgis_token_json("tok")))
     out = call(srv, adapter_id, args)

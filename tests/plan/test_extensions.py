@@ -1,4 +1,4 @@
-"""Extension points: slot extractors, resolvers, transforms and post-processors are registered
+"""Extension points: slot readers, resolvers, transforms and post-processors are registered
 functions the build discovers; the relative dates, years and months citizens say."""
 
 from __future__ import annotations
@@ -11,14 +11,17 @@ import pytest
 from ummaya.runtime.dispatch.resolvers import RESOLVERS, resolve, resolver_expressions
 from ummaya.runtime.dispatch.transforms import POSTPROCESSORS, TRANSFORMS, apply_transform
 from ummaya.runtime.extensions import Registry, discover
-from ummaya.runtime.plan.extractors import SLOT_EXTRACTORS, SlotRequest, date_in, month_in, year_in
+from ummaya.runtime.understand import table
+from ummaya.runtime.understand.dates import date_in, month_in, year_in
+from ummaya.runtime.understand.readers import READERS, ReadRequest
 
 KST = dt.timezone(dt.timedelta(hours=9))
 WED = dt.datetime(2026, 12, 2, 10, 0, tzinfo=KST)  # a Wednesday in December
 
 
 def slot(kind: str, text: str, prop: dict | None = None, now: dt.datetime = WED):
-    return SLOT_EXTRACTORS[kind](SlotRequest(text, now, prop or {"type": "string"}))
+    st = table.slot(kind)
+    return READERS[st.reader](ReadRequest(text, now, prop or {"type": "string"}, kind, slot=st))
 
 
 @pytest.mark.parametrize(("text", "year"), [
@@ -77,7 +80,7 @@ def test_input_or_today_uses_the_citizens_year_when_given():
 
 def test_registries_are_discovered_and_refuse_duplicates():
     regs = discover()
-    assert {"year", "month", "date"} <= set(regs["slot extractor"])
+    assert {"year", "month", "date", "place", "vocabulary", "pattern"} <= set(regs["slot reader"])
     assert {"int", "strip_html"} <= set(regs["transform"]) and "kma_pivot_forecast" in regs["post-processor"]
     assert "today" in regs["resolver"] and regs["resolver"] is RESOLVERS
     assert apply_transform("none_if_dash|int", "1,234") == 1234 and TRANSFORMS["int"]("-") is None
@@ -89,9 +92,9 @@ def test_registries_are_discovered_and_refuse_duplicates():
 
 
 def test_the_published_schema_documents_every_x_key():
-    from ummaya.codegen.manifest import manifest_json_schema
+    from ummaya.codegen.emit_catalog import manifest_json_schema
 
-    schema = manifest_json_schema()
+    schema = manifest_json_schema(table.slot_table())
     field = schema["$defs"]["InputField"]["properties"]
     assert {"x-slot", "x-format", "x-code-slice", "x-enum-labels"} <= set(field)
     assert {"year", "month", "date", "place"} <= set(field["x-slot"]["enum"])
@@ -118,20 +121,21 @@ def _x_keys(text: str) -> set[str]:
 def test_the_committed_schema_is_the_one_built():
     from pathlib import Path
 
-    from ummaya.codegen.manifest import manifest_json_schema
+    from ummaya.codegen.emit_catalog import manifest_json_schema
 
     root = Path(__file__).resolve().parents[2]
     committed = json.loads((root / "generated/manifest.schema.json").read_text(encoding="utf-8"))
-    assert committed["$defs"]["InputField"] == manifest_json_schema()["$defs"]["InputField"]
+    assert committed["$defs"]["InputField"] == manifest_json_schema(table.slot_table())["$defs"]["InputField"]
 
 
-def test_a_new_slot_extractor_needs_no_other_edit(monkeypatch, tmp_path):
-    """Register one function: the build accepts the x-slot and the planner fills the field."""
+def test_a_new_reader_needs_no_other_edit(monkeypatch, tmp_path):
+    """A slot type declared in YAML names a reader; registering that one function makes the build
+    accept it and the planner fill the field. Before either, the build says where and what."""
     import shutil
 
     from ummaya.codegen.link import link
     from ummaya.codegen.loader import load_registry
-    from ummaya.runtime.plan.extractors import slot_extractor
+    from ummaya.runtime.understand.readers import reader
 
     from tests.codegen.project import DATA, GOV24, line_of
 
@@ -143,21 +147,29 @@ def test_a_new_slot_extractor_needs_no_other_edit(monkeypatch, tmp_path):
     registry, problems = load_registry(root)
     assert problems == []
     errors = [str(p) for p in link(registry, use_parser=False).problems]
-    assert errors and errors[0].startswith(f"{GOV24}:{line_of(path, 'x-slot: move_season')}: input_schema.properties.move_date: unknown x-slot 'move_season' (registered: ")
+    assert errors and errors[0].startswith(f"{GOV24}:{line_of(path, 'x-slot: move_season')}: input_schema.properties.move_date: undeclared slot type 'move_season' in x-slot (declared in registry/_slots/: ")
+
+    slots = root / "registry/_slots/slots.yaml"
+    slots.write_text(slots.read_text(encoding="utf-8") + "  - {name: move_season, class: date, reader: move_season, description: The first day of a season}\n", encoding="utf-8")
+    registry, problems = load_registry(root)
+    errors = [str(p) for p in link(registry, use_parser=False).problems]
+    assert errors and errors[0].startswith(f"registry/_slots/slots.yaml:{line_of(slots, 'move_season')}: slot type 'move_season': unknown reader 'move_season'")
 
     def move_season(req):
         """The first day of the season a citizen names (test only)."""
         return "2027-03-01" if "봄" in req.text else None
 
-    monkeypatch.setitem(SLOT_EXTRACTORS._fns, "move_season", move_season)
-    monkeypatch.setitem(SLOT_EXTRACTORS._meta, "move_season", {"doc": "test"})
-    slot_extractor  # the decorator a contributor uses; registered by hand above so the test cleans up
+    monkeypatch.setitem(READERS._fns, "move_season", move_season)
+    monkeypatch.setitem(READERS._meta, "move_season", {"doc": "test"})
+    reader  # the decorator a contributor uses; registered by hand above so the test cleans up
     assert [str(p) for p in link(registry, use_parser=False).problems] == []
 
     from ummaya.runtime.plan.base import PlanContext
     from ummaya.runtime.plan.offline import SlotFiller
 
     m = next(lm.manifest for lm in registry.manifests if lm.id == "gov24_move_in_report")
+    table_ = registry.understanding.table()
+    monkeypatch.setattr(table, "slot", lambda name: table_.get(name) if name else None)
     ctx = PlanContext("봄에 부산 해운대구로 이사", "ko", [m], [], [], {}, 0)
     args, _ = SlotFiller(ctx, WED).fill(m)
     assert args.get("move_date") == "2027-03-01"
@@ -187,3 +199,74 @@ def test_unknown_names_are_located_build_errors(tmp_path, old, new, message):
     assert any(e.startswith(f"{NMC}:{line_of(path, 'transform: flaot')}: {message}") for e in errors), errors
     assert any(e.startswith(f"{NMC}:{line_of(path, 'derived_params:')}: upstream.derived_params.stdDay: unknown resolver expression 'today.yyyyy'") for e in errors), errors
     assert any(e.startswith(f"{NMC}:{line_of(path, 'postprocess: kma_pivot')}: upstream.postprocess: unknown post-processor 'kma_pivot'") for e in errors), errors
+
+
+def test_an_optional_closed_vocabulary_is_filled_only_when_the_request_names_a_label():
+    """An optional enum field (x-slot free_text, with x-enum-labels) takes the code whose label the
+    citizen said; nothing named, nothing sent (the schema default applies) — never a guess."""
+    from pathlib import Path
+
+    import yaml
+
+    from ummaya.model.manifest import Manifest
+    from ummaya.runtime.plan.base import PlanContext
+    from ummaya.runtime.plan.offline import SlotFiller
+
+    path = Path(__file__).resolve().parents[2] / "registry/mpm/mpm_public_jobs.yaml"
+    m = Manifest.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    for text, expected in [
+        ("지방공무원 경력채용 공고 있어?", {"institution_type": "g02", "notice_type": "e02"}),
+        ("교육청 계약직 채용 공고", {"institution_type": "g04", "notice_type": "e03"}),
+        ("공무원 채용 공고 보여줘", {}),
+    ]:
+        args, missing = SlotFiller(PlanContext(text, "ko", [m], [], [], {}, 0), WED).fill(m)
+        assert {k: v for k, v in args.items() if k in ("institution_type", "notice_type")} == expected, text
+        assert missing == []
+
+
+def test_a_region_fills_the_region_fields_and_never_the_keyword_of_the_same_adapter():
+    """「부산 수영구 청년 월세」: 부산광역시 and 수영구 go to the region fields, the search words are
+    「청년 월세」; an adapter without region fields keeps 부산 as a search word, and a word that only
+    contains a region name (부산중앙고등학교) is never cut."""
+    from pathlib import Path
+
+    import yaml
+
+    from ummaya.model.manifest import Manifest
+    from ummaya.runtime.plan.base import PlanContext
+    from ummaya.runtime.plan.offline import SlotFiller
+
+    root = Path(__file__).resolve().parents[2] / "registry"
+    local = Manifest.model_validate(yaml.safe_load((root / "ssis/ssis_local_welfare_services.yaml").read_text(encoding="utf-8")))
+    notices = Manifest.model_validate(yaml.safe_load((root / "mss/mss_sme_support_notices.yaml").read_text(encoding="utf-8")))
+    meals = Manifest.model_validate(yaml.safe_load((root / "neis/neis_school_meals.yaml").read_text(encoding="utf-8")))
+
+    def fill(text, m):
+        return SlotFiller(PlanContext(text, "ko", [m], [], [], {}, 0), WED).fill(m)[0]
+
+    args = fill("부산 수영구 청년 월세 지원 있어?", local)
+    assert (args["city"], args["district"], args["keyword"]) == ("부산광역시", "수영구", "청년 월세")
+    assert fill("부산 소상공인 지원사업 공고 보여줘", notices)["keyword"] == "부산 소상공인"
+    assert fill("부산중앙고등학교 급식 메뉴 알려줘", meals)["school_name"] == "부산중앙고등학교"
+
+
+def test_a_code_of_digits_is_named_only_as_a_whole_word_and_the_longest_label_wins():
+    """「조문객 200명」 does not name 장법 「2」, and 「외부업체 화장」 is code 3, not 「화장」 (2) inside it."""
+    from pathlib import Path
+
+    import yaml
+
+    from ummaya.model.manifest import Manifest
+    from ummaya.runtime.plan.base import PlanContext
+    from ummaya.runtime.plan.offline import SlotFiller
+
+    path = Path(__file__).resolve().parents[2] / "registry/bfc/bfc_funeral_cost_estimate.yaml"
+    m = Manifest.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+    def fill(text):
+        args = SlotFiller(PlanContext(text, "ko", [m], [], [], {}, 0), WED).fill(m)[0]
+        return args.get("funeral_type"), args.get("cause_of_death")
+
+    assert fill("조문객 100명 외부업체 화장으로 장례비용 얼마야") == ("3", None)
+    assert fill("영락공원 매장 장례비용 외인사") == ("1", "2")
+    assert fill("조문객 200명이면 장례비용 얼마야") == (None, None)

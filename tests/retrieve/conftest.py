@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
-from ummaya.codegen.manifest import Manifest
+from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index, registry_domains
+from ummaya.model.manifest import Manifest
 
 
 def make_manifest(id, *, primitive="find", tier="live", domain="health", agency=("NMC", "국립중앙의료원", "National Medical Center"),
@@ -64,21 +64,21 @@ def small_registry() -> list[Manifest]:
             examples=(("1001번 버스 언제 와",), ("when is the next bus",)),
         ),
         make_manifest(
-            "fine_payment", primitive="send", tier="mock", domain="traffic",
+            "fine_payment", primitive="send", tier="mock", domain="transport",
             agency=("KNPA", "경찰청", "Korean National Police Agency"),
             title=("교통 과태료 납부", "Pay a traffic fine"), summary=("과태료와 범칙금을 냅니다", "Pay fines"),
             hints=(("과태료", "범칙금", "주차 위반"), ("traffic fine", "parking ticket")),
             examples=(("주차 과태료 내고 싶어",), ("pay my parking ticket",)),
         ),
         make_manifest(
-            "fine_lookup", primitive="check", tier="mock", domain="traffic",
+            "fine_lookup", primitive="check", tier="mock", domain="transport",
             agency=("KNPA", "경찰청", "Korean National Police Agency"),
             title=("교통 과태료 조회", "Look up traffic fines"), summary=("받은 과태료를 확인합니다", "Check fines"),
             hints=(("과태료", "범칙금", "위반 내역"), ("traffic fine", "violations")),
             examples=(("과태료 얼마 나왔는지 확인",), ("check my fines",)),
         ),
         make_manifest(
-            "place_search", primitive="locate", domain="location", agency=("KAKAO", "카카오", "Kakao"),
+            "place_search", primitive="locate", domain="administration", agency=("KAKAO", "카카오", "Kakao"),
             title=("장소 검색", "Place search"), summary=("이름으로 장소 좌표를 찾습니다", "Find a place by name"),
             hints=(("장소", "어디", "위치"), ("place", "location")),
             examples=(("강남역 위치",), ("where is Busan station",)),
@@ -87,7 +87,7 @@ def small_registry() -> list[Manifest]:
                           "properties": {"query": {"type": "string", "x-slot": "place"}}},
         ),
         make_manifest(
-            "move_in", primitive="send", tier="handoff", domain="civil", agency=("MOIS", "행정안전부", "Ministry of the Interior"),
+            "move_in", primitive="send", tier="handoff", domain="administration", agency=("MOIS", "행정안전부", "Ministry of the Interior"),
             title=("전입신고", "Move-in report"), summary=("이사 후 전입신고 안내", "Report a new address"),
             hints=(("전입신고", "이사", "주소 이전"), ("move-in report", "change of address")),
             examples=(("이사했는데 전입신고",), ("I moved, register my address",)),
@@ -102,7 +102,8 @@ def small_manifests() -> list[Manifest]:
 
 @pytest.fixture(scope="session")
 def small_documents(small_manifests) -> bytes:
-    return emit_index(small_manifests)[DOCUMENTS_PATH]
+    # the real registry's domain glosses (registry/_vocab/domains.yaml), as `ummaya build` files them
+    return emit_index(small_manifests, registry_domains(Path(__file__).resolve().parents[2]))[DOCUMENTS_PATH]
 
 
 @pytest.fixture(scope="session")

@@ -77,3 +77,22 @@ def test_subprocess_json_lines(small_generated):
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [o["candidates"][0]["adapter_id"] for o in lines] == ["er_rooms", "pharmacies"]
+
+
+def test_eval_retrieval_skips_and_counts_requests_for_adapters_not_built(runner, tmp_path):
+    from ummaya.cli.evaluate import eval_group
+
+    eval_file = tmp_path / "retrieval.yaml"
+    eval_file.write_text(
+        "format: 1\nrequests:\n"
+        '  - {"query": "근처 약국 어디야", "expected": ["pharmacies"], "kind": "colloquial_ko", "split": "tune"}\n'
+        '  - {"query": "일요일에 여는 약국", "expected": ["planned_sunday_pharmacies"], "kind": "colloquial_ko", "split": "tune"}\n'
+        '  - {"query": "삼성전자 주가 얼마야", "expected": [], "kind": "out_of_scope", "split": "tune"}\n',
+        encoding="utf-8",
+    )
+    res = runner.invoke(eval_group, ["retrieval", "--json", "--file", str(eval_file)])
+    out = json.loads(res.output)
+    assert out["pending"] == 1 and out["pending_adapters"] == ["planned_sunday_pharmacies"]
+    assert out["overall"]["n"] == 2
+    table = runner.invoke(eval_group, ["retrieval", "--file", str(eval_file)])
+    assert "pending: 1 requests skipped — they expect 1 adapters not in the registry yet" in table.output

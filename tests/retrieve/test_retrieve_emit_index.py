@@ -2,6 +2,7 @@
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,34 @@ def test_a_changed_hint_changes_the_bytes(small_manifests):
 def test_duplicate_ids_are_refused(small_manifests):
     with pytest.raises(ValueError, match="duplicate"):
         emit_index([small_manifests[0], small_manifests[0]])
+
+
+def test_domain_glosses_are_registry_data(small_manifests):
+    from ummaya.codegen.emit_index import DOMAIN_VOCABULARY, registry_domains
+
+    root = Path(__file__).resolve().parents[2]
+    domains = registry_domains(root)
+    assert (root / "registry" / "_vocab" / f"{DOMAIN_VOCABULARY}.yaml").exists()
+    assert domains["health"].split() == ["건강", "의료", "병원"]
+    er = lambda out: next(d for d in json.loads(out[DOCUMENTS_PATH])["documents"] if d["id"] == "er_rooms")  # noqa: E731
+    assert er(emit_index(small_manifests, domains))["text"]["ko"]["domain"] == domains["health"]
+    # without the vocabulary a domain indexes its code only
+    assert er(emit_index(small_manifests))["text"]["ko"]["domain"] == ""
+    assert er(emit_index(small_manifests, {"health": "보건"}))["text"]["ko"]["domain"] == "보건"
+
+
+def test_primitive_and_tier_glosses_are_registry_data(small_manifests):
+    from ummaya.codegen.emit_index import PRIMITIVE_VOCABULARY, TIER_VOCABULARY, Glosses, registry_domains
+
+    root = Path(__file__).resolve().parents[2]
+    glosses = registry_domains(root)
+    for name in (PRIMITIVE_VOCABULARY, TIER_VOCABULARY):
+        assert (root / "registry" / "_vocab" / f"{name}.yaml").exists()
+    assert glosses.primitive["send"]["ko"].split()[0] == "신고"
+    assert glosses.tier["handoff"]["en"] == "official channel guidance"
+    er = lambda out: next(d for d in json.loads(out[DOCUMENTS_PATH])["documents"] if d["id"] == "er_rooms")  # noqa: E731
+    doc = er(emit_index(small_manifests, glosses))
+    assert doc["text"]["en"]["primitive"] == glosses.primitive[doc["primitive"]]["en"]
+    # without the vocabularies a primitive and a tier index their codes
+    bare = er(emit_index(small_manifests, Glosses({"health": "보건"})))["text"]
+    assert (bare["ko"]["primitive"], bare["en"]["tier"]) == (doc["primitive"], doc["tier"])

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ummaya.runtime.retrieve.evaluation import EvalRequest, evaluate, ndcg, reciprocal_rank, score
+from ummaya.runtime.retrieve.evaluation import EvalRequest, evaluate, is_pending, ndcg, reciprocal_rank, score
 
 
 def req(q, *ids, kind="k", split="tune"):
@@ -52,3 +52,29 @@ def test_evaluate_breaks_down_by_split_and_kind_and_applies_thresholds():
     assert [f["query"] for f in rep.failures] == ["q2"]
     only = evaluate(reqs, answers.__getitem__, "holdout", {"holdout": {}})
     assert only.overall.n == 1 and only.below == []
+
+
+def test_requests_for_adapters_not_in_the_registry_are_pending_not_scored():
+    reqs = [
+        req("built", "x"),                            # scored: x exists
+        req("planned", "new_row", split="holdout"),   # pending: new_row does not exist yet
+        req("either", "x", "new_row"),                # pending: not every expected id exists
+        req("oos"),                                   # out of scope: never pending
+    ]
+    asked = []
+
+    def rank(q):
+        asked.append(q)
+        return {"built": ["x"], "oos": []}[q]
+
+    rep = evaluate(reqs, rank, "all", {"all": {"recall_at_1": 1.0}}, known={"x", "y"})
+    assert asked == ["built", "oos"]
+    assert rep.pending == 2 and rep.pending_adapters == ["new_row"]
+    assert rep.overall.n == 2 and rep.overall.recall_at_1 == 1.0 and rep.below == []
+    assert "holdout" not in rep.by_split and rep.failures == []
+    assert rep.as_dict()["pending"] == 2
+    held = evaluate(reqs, rank, "holdout", {"holdout": {}}, known={"x"})
+    assert held.pending == 1 and held.overall.n == 0
+    # Without the registry's ids nothing is pending: every request is ranked.
+    assert evaluate(reqs[:1], rank, "all", {"all": {}}).pending == 0
+    assert is_pending(req("q", "x", "z"), {"x"}) and not is_pending(req("q"), set())

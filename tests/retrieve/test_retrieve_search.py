@@ -77,7 +77,7 @@ def test_filters(retriever):
     assert set(ids(retriever.search(q, filters={"primitive": "check"}))) == {"fine_lookup"}
     assert set(ids(retriever.search(q, filters={"primitive": ["send", "check"]}))) == {"fine_lookup", "fine_payment"}
     assert retriever.search(q, filters={"tier": "live"}) == []
-    assert retriever.search("응급실", filters={"domain": "traffic"}) == []
+    assert retriever.search("응급실", filters={"domain": "transport"}) == []
     assert ids(retriever.search("버스", filters={"agency": "MOLIT"})) == ["bus_arrivals"]
     assert ids(retriever.search("버스", filters={"agency": "국토교통부"})) == ["bus_arrivals"]
 

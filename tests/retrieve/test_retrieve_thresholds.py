@@ -12,16 +12,14 @@ EVAL = ROOT / "evals" / "retrieval.yaml"
 
 @pytest.fixture(scope="module")
 def real_retriever(tmp_path_factory):
-    from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
+    from ummaya.codegen.emit_index import DOCUMENTS_PATH, domain_glosses, emit_index
     from ummaya.codegen.loader import load_registry
     from ummaya.runtime.retrieve import Retriever
 
     registry, problems = load_registry(ROOT)
-    ids = {lm.id for lm in registry.manifests}
-    wanted = {i for r in load_eval_set(EVAL) for i in r.expected}
-    if problems or not wanted <= ids:
-        pytest.skip(f"registry incomplete or invalid ({len(ids)} adapters, {len(problems)} problems)")
-    data = emit_index([lm.manifest for lm in registry.manifests])[DOCUMENTS_PATH]
+    if problems:
+        pytest.skip(f"registry invalid ({len(problems)} problems)")
+    data = emit_index([lm.manifest for lm in registry.manifests], domain_glosses(registry.understanding))[DOCUMENTS_PATH]
     return Retriever(data, cache_dir=tmp_path_factory.mktemp("index"))
 
 
@@ -36,6 +34,8 @@ def test_eval_set_is_well_formed():
 
 @pytest.mark.parametrize("split", ["all", "tune", "holdout"])
 def test_thresholds_hold(real_retriever, split):
-    rep = evaluate(load_eval_set(EVAL), lambda q: [c.adapter_id for c in real_retriever.search(q, top_k=10)], split)
+    # Requests for planned adapters (docs/registry-plan.md) are pending until those exist.
+    rep = evaluate(load_eval_set(EVAL), lambda q: [c.adapter_id for c in real_retriever.search(q, top_k=10)], split,
+                   known=frozenset(real_retriever.ids))
     assert rep.thresholds == THRESHOLDS[split]
     assert not rep.below, rep.below

@@ -183,11 +183,13 @@ def test_keys_off_cannot_read_a_keyed_trace(generated, url, tmp_path) -> None:  
 
 
 def test_expired_trace_is_404_before_the_purge(generated, url, tmp_path) -> None:  # noqa: F811
-    short = RetentionPolicy(ttl_days=1.0 / 86400)  # 1 s
+    # 5 s: a first turn at today's registry size can itself take over a second (a 1 s lifetime
+    # expired before the first read even on an idle machine).
+    short = RetentionPolicy(ttl_days=5.0 / 86400)
     with client(generated, url, tmp_path, retention=short, purge_interval_s=3600) as c:
         j = c.post("/v1/answer", json={"query": PLACE, "mode": "mock"}).json()
         assert c.get(f"/v1/traces/{j['trace_id']}").status_code == 200
-        time.sleep(1.3)
+        time.sleep(5.3)
         r = c.get(f"/v1/traces/{j['trace_id']}")
         assert r.status_code == 404 and r.json()["error"]["code"] == "trace_not_found"
     with open_store(url) as store:  # still stored: only the purge deletes it

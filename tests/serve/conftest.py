@@ -151,7 +151,7 @@ class LiveServer:
         self.proc = subprocess.Popen(cmd, env=full, cwd=str(REPO), stdout=open(log, "wb"),
                                      stderr=subprocess.STDOUT)
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
+    def wait_ready(self, timeout: float = 180.0) -> None:  # a deadline, not a bound: start-up publishes a release
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

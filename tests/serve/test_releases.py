@@ -38,7 +38,10 @@ def test_cli_publish_list_promote(generated: Path, sqlite_url: str, tmp_path: Pa
     r = run_cli("release", "promote", "staging", "no-such-release", "--db", sqlite_url, "--json")
     assert r.exit_code == 2 and json.loads(r.output)["error"]["code"] == "release_not_found"
     r = run_cli("release", "promote", "staging", rid, "--db", sqlite_url, "--json")
-    assert r.exit_code == 0 and json.loads(r.output) == {"alias": "staging", "release_id": rid, "previous": None}
+    out = json.loads(r.output)
+    assert r.exit_code == 0 and {k: out[k] for k in ("alias", "release_id", "previous", "promoted", "forced")} \
+        == {"alias": "staging", "release_id": rid, "previous": None, "promoted": True, "forced": False}
+    assert out["report"]["allowed"] is True  # publish ran the suites; the gate found them holding
     listed = json.loads(run_cli("release", "list", "--db", sqlite_url, "--json").output)
     assert listed["aliases"] == {"staging": rid}
     assert [x["release_id"] for x in listed["releases"]] == [rid]

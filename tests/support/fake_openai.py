@@ -33,6 +33,13 @@ Each POST to ``/v1/chat/completions`` consumes the next script item, in order:
 
 When the script is exhausted the server answers 500 ``{"error": {"message": "fake server: script
 exhausted"}}`` so a test that makes an unexpected extra call fails loudly.
+
+Real servers' habits (``Quirks``, per server): llama-cpp-python's HTTP 500 on an assistant
+message with ``"content": null``, a server that refuses some ``tool_choice`` values, what
+``GET /models`` says (``owned_by``, ``max_model_len``: the profile probe). Real models' shapes:
+``text_call(shape, name, args)`` writes a call the way a model without a server-side parser does
+(``fence``, ``bare``, ``tag``, ``mistral``, ``function_tag``), and ``transcript(name)`` replays the
+recorded replies of two real small models (``tests/support/model_transcripts/``, source: recorded).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Literal
 
 FAKE_MODEL = "LGAI-EXAONE/K-EXAONE-236B-A23B"
@@ -263,6 +271,89 @@ def completion_json(
     )
 
 
+# ------------------------------------------------------------------ real servers' and models' shapes
+
+
+@dataclass
+class Quirks:
+    """How a real server behaves beyond the wire format (set per FakeOpenAIServer)."""
+
+    # llama-cpp-python 0.3: an assistant message with "content": null → HTTP 500 (recorded).
+    reject_null_content: bool = False
+    # tool_choice values the server refuses with 400 (e.g. an Ollama-like or old server).
+    reject_tool_choice: frozenset[str] = frozenset()
+    # GET /models: owned_by and max_model_len of the one model listed (the profile probe).
+    owned_by: str | None = None
+    max_model_len: int | None = None
+
+
+NULL_CONTENT_500 = {"error": {"message": "Internal Server Error: 'NoneType' object is not iterable",
+                              "type": "internal_server_error", "code": 500}}
+
+
+def text_call(shape: str, name: str, args: str, *, double_encoded: bool = False, usage: bool = False,
+              piece: int = 6) -> SSE:
+    """A tool call written into ``content`` the way a model without a server parser writes it:
+    ``fence`` (Qwen2.5-Coder 1.5B), ``bare`` (0.5B), ``tag`` (hermes), ``mistral`` ([TOOL_CALLS]),
+    ``function_tag`` (Llama 3.1 ``<function=…>``). ``double_encoded``: arguments as a JSON string,
+    as both recorded models often sent them."""
+    arguments: Any = args if double_encoded else json.loads(args)
+    obj = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    text = {
+        "fence": f"```json\n{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False, indent=2)}\n```",
+        "bare": obj + "\n",
+        "tag": f"<tool_call>\n{obj}\n</tool_call>",
+        "mistral": f"[TOOL_CALLS] [{obj}]",
+        "function_tag": f"<function={name}>{args}</function>",
+    }[shape]
+    return stream_text(text, piece=piece, usage=(700, 40) if usage else None)
+
+
+def ollama_tool_calls(calls: list[tuple[str, str]], usage: tuple[int, int] = (900, 30)) -> SSE:
+    """Ollama's shape: every call whole in one chunk, no ``index``, arguments as an object."""
+    tcs = [{"id": f"call_{i:02d}ollama", "type": "function",
+            "function": {"name": n, "arguments": json.loads(a)}} for i, (n, a) in enumerate(calls)]
+    return SSE([chunk({"role": "assistant", "content": "", "tool_calls": tcs}), chunk({}, "tool_calls"),
+                usage_chunk(*usage)])
+
+
+TRANSCRIPTS = Path(__file__).with_name("model_transcripts")
+
+
+def transcript_rows(name: str) -> list[dict[str, Any]]:
+    """The recorded replies of ``name`` (a file in model_transcripts/, without ``.jsonl``)."""
+    path = TRANSCRIPTS / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def replay(row: dict[str, Any], *, piece: int = 7) -> Any:
+    """One recorded reply as the server sent it: a 500 as a 500; a stream with the recorded content
+    in small chunks, the recorded finish_reason, and no usage (this server sent none); a stream
+    with no finish_reason at all as one that ends without it."""
+    if row["status"] != 200:
+        return JSONReply(row["status"], NULL_CONTENT_500 if row["status"] == 500 else {})
+    text = row.get("content") or ""
+    finish = row.get("finish_reason")
+    events: list[Any] = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": p}) for p in split(text, piece)] if text else []
+    if finish:
+        events.append(chunk({}, finish))
+        return SSE(events)
+    return SSE(events, end="clean")
+
+
+def transcript(name: str, rows: slice | list[int] | None = None) -> list[Any]:
+    """Script items replaying the recorded replies of ``name`` (``rows``: which, in order)."""
+    all_rows = transcript_rows(name)
+    if rows is None:
+        picked = all_rows
+    elif isinstance(rows, slice):
+        picked = all_rows[rows]
+    else:
+        picked = [all_rows[i] for i in rows]
+    return [replay(r) for r in picked]
+
+
 ER_ARGS = '{"latitude": 35.1167, "longitude": 128.968, "limit": 3}'
 ANSWER_KO = "동아대학교병원(권역응급의료센터)이 약 4.1km 거리에 있어요. [Live · 국립중앙의료원]"
 
@@ -376,7 +467,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": FAKE_MODEL, "object": "model"}]})
+            q = self.server.fake.quirks
+            row: dict[str, Any] = {"id": FAKE_MODEL, "object": "model"}
+            if q.owned_by:
+                row["owned_by"] = q.owned_by
+            if q.max_model_len:
+                row["max_model_len"] = q.max_model_len
+            with self.server.fake._lock:
+                self.server.fake.requests.append(RecordedRequest(
+                    "GET", self.path, {k.lower(): v for k, v in self.headers.items()}, b""))
+            self._json(200, {"object": "list", "data": [row]})
         else:
             self._json(404, {"detail": "Not Found"})
 
@@ -388,9 +488,15 @@ class _Handler(BaseHTTPRequestHandler):
         )
         fake = self.server.fake
         chat = self.path.split("?")[0].rstrip("/").endswith("/chat/completions")
+        refusal = fake._refusal(req) if chat else None
         with fake._lock:
             fake.requests.append(req)
-            item = fake.script.pop(0) if fake.script and chat else None
+            item = fake.script.pop(0) if fake.script and chat and refusal is None else None
+            if item is None and chat and refusal is None and fake.responder is not None:
+                item = fake.responder
+        if refusal is not None:  # the server's habit answers before the model does
+            self._json(*refusal)
+            return
         if not chat:
             self._json(404, {"detail": "Not Found"})  # what uvicorn apps say; script untouched
             return
@@ -476,13 +582,39 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAIServer:
     """Context manager: starts on ``127.0.0.1:<ephemeral>``, stops on exit."""
 
-    def __init__(self, script: Iterable[Any] = ()):
+    def __init__(self, script: Iterable[Any] = (), quirks: Quirks | None = None,
+                 responder: Callable[[RecordedRequest], Any] | None = None):
         self.script: list[Any] = list(script)
+        self.quirks = quirks or Quirks()
+        # Answers every request the script does not (a scripted model that reads the request).
+        self.responder = responder
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+
+    def _refusal(self, req: RecordedRequest) -> tuple[int, Any] | None:
+        """What a real server with these quirks answers before any model sees the request."""
+        try:
+            body = req.json or {}
+        except ValueError:
+            return None
+        q = self.quirks
+        if q.reject_null_content and any(
+            m.get("role") == "assistant" and "content" in m and m["content"] is None
+            for m in body.get("messages") or [] if isinstance(m, dict)
+        ):
+            return 500, NULL_CONTENT_500
+        choice = body.get("tool_choice")
+        if isinstance(choice, str) and choice in q.reject_tool_choice:
+            return 400, error_body(f'tool_choice "{choice}" is not supported by this server', "BadRequestError", 400)
+        return None
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        """The chat-completions requests only (a profile probe's GET /models left out)."""
+        return [r for r in self.requests if r.method == "POST"]
 
     def push(self, *items: Any) -> None:
         with self._lock:
@@ -605,7 +737,7 @@ LIES: dict[str, Lie] = {lie.name: lie for lie in [
         ["부산 응급실 빈 병상 있어?"],
         lambda: [_call("nmc_emergency_beds", BEDS_BUSAN),
                  _answer("동아대학교병원 응급실에 병상 6개가 비어 있어요.")],
-        grounded=True, must_contain=("[Mock · 모의]", "출처:", "모의(Mock) 응답입니다")),
+        grounded=True, must_contain=("[Mock · 모의]", "출처:", "⚠️ 모의 데이터")),
     Lie("tool_not_offered", "calls an adapter that was not offered",
         ["부산 응급실 빈 병상 있어?"],
         lambda: [_call("traffic_fine_payment", '{"person_name": "홍길동", "birth_date": "1990-01-01"}'),
@@ -632,7 +764,9 @@ LIES: dict[str, Lie] = {lie.name: lie for lie in [
         lambda: [_call("nmc_emergency_beds", BEDS_BUSAN),
                  SSE([chunk({"role": "assistant", "content": ""}), chunk({"content": "부산 응급실은 지금 "}),
                       chunk({"content": "병상 48개가 남아"})], end="abort")],
-        forbidden=("48개", "부산 응급실은 지금"), stops=("channel_unavailable",), grounded=None),
+        # The evidence was found before the cut: the engine answers from it, saying the model did not finish.
+        forbidden=("48개", "부산 응급실은 지금"), stops=("completed",), grounded=None,
+        must_contain=("[Mock · 모의]", "답변을 마치지 못해")),
     Lie("invented_statistic", "adds a statistic no evidence holds",
         ["부산 응급실 빈 병상 있어?"],
         lambda: [_call("nmc_emergency_beds", BEDS_BUSAN),

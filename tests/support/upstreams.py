@@ -58,6 +58,7 @@ class Seen:
     raw_query: str
     query: dict[str, list[str]]
     headers: dict[str, str]  # lower-cased names
+    body: bytes = b""  # a POST's body as received
 
     def param(self, name: str) -> str | None:
         values = self.query.get(name)
@@ -156,14 +157,14 @@ class UpstreamServer:
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(h.path)
         length = int(h.headers.get("content-length") or 0)
-        if length:
-            h.rfile.read(length)
+        raw = h.rfile.read(length) if length else b""
         seen = Seen(
             h.command,
             parts.path,
             parts.query,
             parse_qs(parts.query, keep_blank_values=True),
             {k.lower(): v for k, v in h.headers.items()},
+            raw,
         )
         try:
             reply = self._next_reply(seen)
@@ -383,6 +384,50 @@ def wanted_list_xml(
         f"<numOfRows>10</numOfRows><resultCode>{code}</resultCode><resultMessage>{msg}</resultMessage>"
         f"{inner}</wantedList>"
     ).encode()
+
+
+def odcloud_json(
+    data: list[Mapping[str, Any]], *, page: int = 1, per_page: int = 10, total: int = 10000,
+    match: int | None = None,
+) -> bytes:
+    """api.odcloud.kr: ``totalCount`` is the unfiltered total, ``matchCount`` what cond[...]
+    matched, ``currentCount`` this page's records."""
+    doc = {
+        "currentCount": len(data),
+        "data": list(data),
+        "matchCount": len(data) if match is None else match,
+        "page": page,
+        "perPage": per_page,
+        "totalCount": total,
+    }
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
+def odcloud_error(code: int = -4, msg: str = "등록되지 않은 인증키 입니다.") -> bytes:
+    return json.dumps({"code": code, "msg": msg}, ensure_ascii=False).encode()
+
+
+def head_row_json(
+    service: str, rows: list[Mapping[str, Any]], *, code: str = "INFO-000",
+    msg: str = "정상 처리되었습니다.", total: int | None = None, style: str = "neis",
+) -> bytes:
+    """head/row: NEIS/Seoul spell the head ``list_total_count`` + ``RESULT{CODE,MESSAGE}``; the
+    legacy MOIS sets ``totalCount`` + ``{numOfRows, pageNo, type}`` + ``RESULT{resultCode,
+    resultMsg}`` (INFO-0 / NORMAL SERVICE)."""
+    n = len(rows) if total is None else total
+    if style == "neis":
+        head: list[Any] = [{"list_total_count": n}, {"RESULT": {"CODE": code, "MESSAGE": msg}}]
+    else:
+        head = [{"totalCount": n}, {"numOfRows": "10", "pageNo": "1", "type": "json"},
+                {"RESULT": {"resultCode": code, "resultMsg": msg}}]
+    doc = {service: [{"head": head}, {"row": list(rows)}]}
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
+def head_row_result(code: str = "INFO-200", msg: str = "해당하는 데이터가 없습니다.", style: str = "neis") -> bytes:
+    """The head/row services' no-data and error form: a top-level RESULT alone."""
+    keys = ("CODE", "MESSAGE") if style == "neis" else ("resultCode", "resultMsg")
+    return json.dumps({"RESULT": {keys[0]: code, keys[1]: msg}}, ensure_ascii=False).encode()
 
 
 def html_error_page(status: int = 500, text: str = "Internal Server Error") -> bytes:

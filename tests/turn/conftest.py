@@ -46,10 +46,14 @@ def store(tmp_path: Path):
 
 @pytest.fixture
 def engine(catalog, retriever, store, monkeypatch: pytest.MonkeyPatch):
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.assemble import build_engine, fixed_clock
     from ummaya.runtime.dispatch import Dispatcher
+    from ummaya.runtime.scenarios import SCENARIO_CLOCK
 
     # The embedded default: no credentials in the environment → Mock, labelled.
     for var in ("DATA_GO_KR_SERVICE_KEY", "KAKAO_REST_API_KEY", "JUSO_CONFM_KEY", "SGIS_CONSUMER_KEY", "SGIS_CONSUMER_SECRET"):
         monkeypatch.delenv(var, raising=False)
-    return build_engine(catalog.root, catalog=catalog, retriever=retriever, dispatcher=Dispatcher(catalog, env={}), store=store)
+    # The scenarios' pinned moment, for the turn, the planner and Mock's calendar alike.
+    clock = fixed_clock(SCENARIO_CLOCK)
+    return build_engine(catalog.root, catalog=catalog, retriever=retriever, dispatcher=Dispatcher(catalog, env={}, clock=clock),
+                        store=store, clock=clock)

@@ -233,8 +233,11 @@ def test_malformed_json_arguments_never_reach_an_adapter(engine):
 
 def test_step_budget_stops_with_budget_exhausted(engine):
     r = asyncio.run(engine.ask(TurnRequest("동아대 승학캠퍼스 근처 응급실 알려줘", mode="mock", max_steps=1)))
+    # Only the place was found (the means, not the ER list asked for): the stop still says the
+    # steps ran out, and what was found is shown rather than thrown away.
     assert r.stop_reason == "budget_exhausted"
     assert ids(r) == ["kakao_keyword_search"]
+    assert "동아대학교 승학캠퍼스" in r.answer and "허용된 단계를 모두 씀" in r.answer
 
 
 def test_context_budget_compacts_older_tool_results(engine):

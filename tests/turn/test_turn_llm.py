@@ -74,7 +74,8 @@ def test_llm_provider_down_is_an_error_not_an_answer(engine):
 
 def test_stream_cut_after_evidence_shows_none_of_the_partial_answer(engine):
     # The cut comes in the answer after a tool result: nothing the model wrote was checked, so
-    # none of it reaches the citizen; the end says error.
+    # none of it reaches the citizen. The evidence was found, though: the engine answers from it
+    # (rendered under its tier label) and says the model did not finish — it is not thrown away.
     cut = stream_text("부산 지역 응급실은 현재 ", piece=3)
     cut.events = cut.events[:4]
     cut.end = "abort"
@@ -82,10 +83,12 @@ def test_stream_cut_after_evidence_shows_none_of_the_partial_answer(engine):
     with FakeOpenAIServer(script=script) as srv:
         r = asyncio.run(engine_with(engine, srv).ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock")))
     types = [e.type for e in r.events]
-    assert "error" in types and types.index("error") < types.index("delta")
-    assert r.error["code"] == "provider_stream_cut"
-    assert r.stop_reason == "channel_unavailable" and types[-1] == "stop"
+    assert "answer_from_evidence" in types and types.index("answer_from_evidence") < types.index("delta")
+    (held,) = [e for e in r.events if e.type == "answer_from_evidence"]
+    assert held.data["why"] == "model_error" and held.data["code"] == "provider_stream_cut"
+    assert r.stop_reason == "completed" and types[-1] == "stop" and r.error is None
     assert "부산 지역 응급실" not in r.answer and "provider_stream_cut" in r.answer
+    assert "[Mock · 모의]" in r.answer and "답변을 마치지 못해" in r.answer
 
 
 def test_ungrounded_text_cut_before_any_evidence_is_never_shown(engine):

@@ -82,11 +82,15 @@ def server(live_server: Any, sqlite_url: str) -> Any:
 
 
 @pytest.fixture
-def open_page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+def open_page(browser: Any, tmp_path: Path, request: Any) -> Iterator[Any]:
     pages: list[Page] = []
+    # UMMAYA_WEB_SHOTS=DIR keeps every screenshot (one folder per test) to look at afterwards.
+    keep = os.environ.get("UMMAYA_WEB_SHOTS")
+    shots = Path(keep) / request.node.name if keep else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
 
     def make(url: str, **kw: Any) -> Page:
-        p = Page(browser, url, tmp_path, **kw)
+        p = Page(browser, url, shots, **kw)
         pages.append(p)
         return p
 

@@ -5,10 +5,14 @@ in its own temporary folder; the page must log no console error (conftest)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import struct
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.support.upstreams import Reply, UpstreamServer
@@ -40,17 +44,32 @@ def test_er_request_streams_an_answer_with_a_mock_badge_and_citation(server: Any
     first_text_ms = page.evaluate(FIRST_TEXT_JS)
     turn = p.turn(0)
     answer = turn.get_by_test_id("answer")
-    expect(answer).to_contain_text("[Mock · 모의]")
-    expect(answer).to_contain_text("동아대학교병원")
+    # the place the locate step resolved is one line, not a card
+    located = answer.locator(".part.located")
+    expect(located).to_have_count(1)
+    expect(located).to_contain_text("기준 위치: 동아대학교 승학캠퍼스")
+    expect(located.locator(".badge")).to_have_attribute("data-tier", "mock")
     cards = turn.get_by_test_id("evidence")
-    expect(cards).to_have_count(2)  # the place lookup, then the emergency rooms
+    expect(cards).to_have_count(1)
     er = turn.locator("[data-testid=evidence][data-adapter=nmc_emergency_rooms]")
     badge = er.locator(".badge")
     expect(badge).to_have_attribute("data-tier", "mock")
     expect(badge).to_have_text("Mock · 모의")
+    # the card is the answer: the engine's own rendering, phone numbers as tel: links
+    expect(er.locator(".body")).to_contain_text("동아대학교병원")
+    expect(er.locator("h3")).to_have_text("국립중앙의료원 · 근처 응급실 찾기")
+    expect(er.locator(".body a[href='tel:0512402000']")).to_have_text("051-240-2000")
+    # the source in plain words, a short labelled link; the operation name stays in the trace
     link = er.get_by_test_id("citation")
     expect(link).to_have_attribute("href", "https://www.data.go.kr/data/15000563/openapi.do")
-    expect(er.locator("ol > li").first).to_contain_text("km")
+    expect(link).to_have_text("국립중앙의료원 · data.go.kr")
+    text = turn.inner_text()
+    assert "getEgyt" not in text and "https://" not in text and "Kakao Developers" not in text, text
+    assert text.count("동아대학교병원") == 1, text  # said once: the prose does not repeat the card
+    # the boundary and the next step below the cards, in citizen words
+    tail = answer.locator(".tail")
+    expect(tail).to_contain_text("모의 데이터")
+    assert "--mode" not in text and "API 키" not in text
     expect(turn.get_by_test_id("stop")).to_have_text("결과: 답변을 마쳤습니다.")
     p.shot("er-request")
     # once more, the server and the page warm: what a citizen's second question sees
@@ -60,6 +79,46 @@ def test_er_request_streams_an_answer_with_a_mock_badge_and_citation(server: Any
     record_property("first_answer_text_ms", round(first_text_ms, 1))
     record_property("first_answer_text_warm_ms", round(warm_ms, 1))
     print(f"\nfirst answer text after send (Mock): {first_text_ms:.1f} ms cold, {warm_ms:.1f} ms warm")
+
+
+@pytest.mark.parametrize("width,height", [(360, 740), (1280, 900)])
+def test_an_emergency_opens_with_its_number_as_a_phone_link(server: Any, open_page: Any, width: int, height: int) -> None:
+    p = open_page(server.url, width=width, height=height)
+    p.ask("아버지가 갑자기 쓰러졌어요 어떻게 해요")
+    turn = p.turn(0)
+    first = turn.locator(".lead .part").first
+    expect(first).to_have_class(re.compile(r"\bemergency\b"))
+    expect(first.locator("a[href='tel:119']").first).to_have_text("119")
+    # then the turn goes on: the question for the place
+    expect(turn.locator(".lead .part[data-part=question]")).to_contain_text("어느 위치")
+    p.shot(f"emergency-{width}")
+
+
+@pytest.mark.parametrize("width,height", [(360, 740), (1280, 900)])
+def test_out_of_scope_shows_the_official_way_out(server: Any, open_page: Any, width: int, height: int) -> None:
+    p = open_page(server.url, width=width, height=height)
+    # A service with no adapter (passport reissue has its own handoff now): the channel answers.
+    p.ask("반려견 등록하고 싶어")
+    turn = p.turn(0)
+    way = turn.locator(".part.way-out")
+    expect(way).to_contain_text("UMMAYA는 반려동물 등록이나 유기동물 조회를 할 수 없습니다")
+    expect(way.locator("a[href='https://www.animal.go.kr']")).to_have_text("동물보호관리시스템")
+    assert "https://" not in turn.inner_text()  # short labelled links, not raw addresses
+    expect(turn.get_by_test_id("evidence")).to_have_count(0)
+    expect(p.page.get_by_test_id("consent-dialog")).to_be_hidden()
+    expect(turn.get_by_test_id("stop")).to_have_text("결과: UMMAYA가 할 수 없는 요청입니다. 위의 공식 창구를 이용해 주세요.")
+    p.shot(f"way-out-{width}")
+
+
+def test_the_focus_ring_after_sending_is_neutral(server: Any, open_page: Any) -> None:
+    p = open_page(server.url)
+    p.ask("올해 공휴일 알려줘")
+    p.turn(0)
+    q = p.page.get_by_test_id("query")
+    expect(q).to_be_focused()
+    color = q.evaluate("(e) => getComputedStyle(e).outlineColor")
+    r, g, b = (int(x) for x in re.findall(r"\d+", color)[:3])
+    assert b > r and b > g, f"the ring after sending should be a calm blue, not a warning: {color}"
 
 
 def test_a_follow_up_continues_the_servers_session(server: Any, open_page: Any) -> None:
@@ -119,7 +178,7 @@ def test_consent_refused_runs_nothing(server: Any, open_page: Any, sqlite_url: s
 
 
 def test_handoff_card_shows_channel_steps_documents_and_deadline(server: Any, open_page: Any) -> None:
-    p = open_page(server.url)
+    p = open_page(server.url, width=360, height=740)
     p.ask("전입신고 하려면 어떻게 해?")
     turn = p.turn(0)
     card = turn.locator("[data-testid=evidence][data-kind=handoff]")
@@ -128,17 +187,25 @@ def test_handoff_card_shows_channel_steps_documents_and_deadline(server: Any, op
         expect(card.locator("dt", has_text=label)).to_be_visible()
     expect(card.locator("dd ol > li").first).to_be_visible()
     expect(card.get_by_test_id("citation").first).to_have_attribute("href", re.compile(r"^https://"))
+    expect(card.get_by_test_id("citation").first).to_contain_text("정부24")
     expect(turn.get_by_test_id("stop")).to_have_text("결과: 이 일은 공식 창구에서 직접 진행해야 합니다.")
-    p.shot("handoff")
+    # the handoff is said once, in its card: no second copy as text, no raw address with a query string
+    assert "절차" not in turn.locator(".lead").inner_text()
+    assert "https://" not in turn.inner_text() and "CappBizCD" not in turn.inner_text()
+    height = turn.bounding_box()["height"]
+    assert height < 1800, f"the move-in answer is {height:.0f}px tall on a phone"
+    p.shot("handoff-360")
 
 
 def test_out_of_scope_says_so_in_plain_words(server: Any, open_page: Any) -> None:
     p = open_page(server.url)
-    p.ask("오늘 저녁 메뉴 추천해줘")
+    p.ask("비트코인 지금 얼마야?")
     turn = p.turn(0)
     expect(turn.get_by_test_id("evidence")).to_have_count(0)
-    expect(turn.get_by_test_id("stop")).to_have_text("결과: 이 요청을 처리할 공공서비스를 찾지 못했습니다.")
-    expect(turn.get_by_test_id("answer")).to_contain_text("공공서비스")
+    expect(turn.get_by_test_id("stop")).to_have_text("결과: UMMAYA가 할 수 없는 요청입니다. 위의 공식 창구를 이용해 주세요.")
+    # Prices of stocks and coins have a channel of their own (registry/_channels/markets.yaml).
+    expect(turn.get_by_test_id("answer")).to_contain_text("알려드릴 수 없습니다")
+    expect(turn.locator(".part.way-out a[href='tel:1332']").first).to_have_text("1332")
     p.shot("out-of-scope")
 
 
@@ -205,6 +272,20 @@ def test_english_switch(server: Any, open_page: Any) -> None:
     p.shot("english")
 
 
+def test_an_english_answer_has_no_korean_of_the_engines_own(server: Any, open_page: Any) -> None:
+    p = open_page(server.url, width=360, height=740)
+    p.page.get_by_test_id("lang").click()
+    p.ask("Will it rain tomorrow near Dong-A University?")
+    turn = p.turn(0)
+    body = turn.locator("[data-testid=evidence][data-adapter=kma_short_term_forecast] .body")
+    expect(body).to_contain_text("under 1mm")
+    # the engine's own words (notes, boundary, next step, headings) are English; a place's name stays
+    for part in turn.locator(".lead .part:not(.located), .tail .part, .card h3").all():
+        assert not re.search(r"[가-힣]", part.inner_text()), part.inner_text()
+    assert not re.search(r"[가-힣]", body.inner_text())
+    p.shot("english-forecast-360")
+
+
 def test_page_ships_in_the_package_with_a_strict_policy(server: Any) -> None:
     import httpx
 
@@ -244,8 +325,31 @@ def test_text_contrast_meets_wcag_aa(server: Any, open_page: Any) -> None:
     p.turn(0)
     p.ask("전입신고 하려면 어떻게 해?")
     p.turn(1)
-    selectors = [".answer", ".badge[data-tier=mock]", ".badge[data-tier=handoff]", ".card.handoff dd",
-                 ".card a", ".stop", ".hint", "#send", "#lang", ".you .q", ".intro", "label[for=query]"]
+    p.ask("아버지가 갑자기 쓰러졌어요")
+    p.turn(2)
+    p.ask("반려견 등록하고 싶어")  # a service with no adapter: the way out
+    p.turn(3)
+    selectors = [".part", ".card .body", ".badge[data-tier=mock]", ".badge[data-tier=handoff]", ".card.handoff dd",
+                 ".card a", ".stop", ".hint", "#send", "#lang", ".you .q", ".intro", "label[for=query]",
+                 ".part.located", ".tail .part", ".part.emergency", ".part.emergency a", ".part.way-out", ".part.way-out a"]
     ratios = p.page.evaluate(CONTRAST_JS, selectors)
     low = {k: v for k, v in ratios.items() if v is None or v < 4.5}
     assert low == {}, ratios
+
+
+def test_docs_page_png_is_this_page(server: Any, open_page: Any) -> None:
+    """docs/page.png (the README's picture) is made here: ``UMMAYA_REGENERATE_DOCS=1`` writes it;
+    without it the committed picture must at least have this page's size."""
+    p = open_page(server.url, width=760, height=960)
+    p.ask(ER)
+    turn = p.turn(0)
+    expect(turn.locator("[data-testid=evidence][data-adapter=nmc_emergency_rooms]")).to_be_visible()
+    fresh = p.shot("page")
+    docs = Path(__file__).resolve().parents[2] / "docs" / "page.png"
+    if os.environ.get("UMMAYA_REGENERATE_DOCS") == "1":
+        shutil.copyfile(fresh, docs)
+
+    def size(path: Path) -> tuple[int, int]:
+        return struct.unpack(">II", path.read_bytes()[16:24])
+
+    assert size(docs) == size(fresh), f"docs/page.png is stale: UMMAYA_REGENERATE_DOCS=1 pytest {__file__} -k docs_page"

@@ -6,8 +6,29 @@ Modules are imported lazily so ``ummaya search`` does not pay for the server or 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 import click
+
+
+class _NoHttpxCli(types.ModuleType):
+    """Stands in for ``httpx._main`` until httpx is imported. httpx's ``__init__`` imports its
+    command-line client (rich, pygments: ~90 ms of a cold ``ummaya ask``) only to export
+    ``httpx.main``, and falls back to a stub when ``from ._main import main`` fails. Asked for
+    ``main``, this placeholder leaves ``sys.modules`` and fails, so httpx takes its fallback and a
+    later ``import httpx._main`` finds the real module."""
+
+    def __getattr__(self, name: str):
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        raise AttributeError(name)
+
+
+def _httpx_without_its_own_cli() -> None:
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = _NoHttpxCli("httpx._main")
+
 
 # command name -> "module:attribute" (relative to ummaya.cli)
 COMMANDS: dict[str, str] = {
@@ -38,6 +59,7 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, attr = target.split(":")
+        _httpx_without_its_own_cli()  # before the command imports httpx
         try:
             module = importlib.import_module(f"ummaya.cli.{module_name}")
         except ModuleNotFoundError as exc:

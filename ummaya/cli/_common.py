@@ -23,7 +23,9 @@ def emit_json(obj: Any) -> None:
 
 
 def fail(message: str, code: int = 1) -> None:
-    click.echo(message, err=True)
+    from ummaya.runtime.store.credentials import strip_credentials
+
+    click.echo(strip_credentials(message), err=True)  # a database URL's password, a key
     raise SystemExit(code)
 
 
@@ -115,3 +117,42 @@ class RecordId(click.ParamType):
         if not text or len(text) > 128 or any(not ch.isprintable() or ch.isspace() for ch in text):
             self.fail("is not an id (1–128 printable characters, no spaces)", param, ctx)
         return text
+
+
+# -- the model planner's options, the same on ask, chat and eval turns ---------------------------
+
+PROFILES = ("openai", "vllm", "llamacpp", "ollama", "friendli", "generic", "auto")
+
+
+def model_options(f: Any) -> Any:
+    """``--base-url --model --profile --fallback --timeout --context-tokens --deadline`` (the key
+    is read from UMMAYA_LLM_API_KEY / FRIENDLI_TOKEN only, never from the command line)."""
+    opts = [
+        click.option("--base-url", default=None, help="The model server's /v1 URL (default: UMMAYA_LLM_BASE_URL)."),
+        click.option("--model", default=None, help="Model name as the server names it (default: UMMAYA_LLM_MODEL, else K-EXAONE)."),
+        click.option("--profile", type=click.Choice(PROFILES), default=None,
+                     help="What the server does and does not do (default: UMMAYA_LLM_PROFILE, else by URL; auto: ask its /models once)."),
+        click.option("--fallback", type=click.Choice(["offline"]), default=None,
+                     help="When the model server fails, go on with the embedded offline planner (recorded in the trace)."),
+        click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=None,
+                     help="Seconds per model reply (default: UMMAYA_LLM_TIMEOUT_S, else the profile's)."),
+        click.option("--context-tokens", type=click.IntRange(256, 10_000_000), default=None,
+                     help="The model's context in tokens: the whole prompt plus the reply must fit (default: UMMAYA_LLM_CONTEXT_TOKENS, else the profile's)."),
+        click.option("--deadline", "deadline_s", type=click.FloatRange(1, 7200), default=None,
+                     help="Seconds for the whole turn (default: UMMAYA_TURN_DEADLINE_S, else the profile's, else 120)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def make_model_planner(planner: str, base_url: str | None, model: str | None, profile: str | None,
+                       fallback: str | None, timeout_s: float | None, context_tokens: int | None) -> Any:
+    """The planner the options name: ``"offline"`` as is, else the OpenAI-compatible one (a
+    configuration error is a ``ProviderConfigError`` naming the variable)."""
+    if planner != "openai":
+        return planner
+    from ummaya.runtime.assemble import make_planner
+
+    return make_planner("openai", fallback=fallback, base_url=base_url, model=model, profile=profile,
+                        timeout_s=timeout_s, context_tokens=context_tokens)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ._common import DatabaseURL, SessionName, emit_json, open_db
+from ._common import DatabaseURL, SessionName, emit_json, make_model_planner, model_options, open_db
 
 MODES = click.Choice(["auto", "live", "mock"])
 
@@ -20,11 +20,14 @@ MODES = click.Choice(["auto", "live", "mock"])
 @click.option("--consent", "consents", multiple=True, metavar="ADAPTER_ID", help="Grant consent for this adapter up front (recorded, hash-chained).")
 @click.option("--policy", type=click.Choice(["default", "lookup_only"]), default=None, help="Session policy mode: lookup_only never goes on into a protected check or submission (default: the session's current mode, else default).")
 @click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True, help="offline: embedded, deterministic; openai: an OpenAI-compatible server (K-EXAONE by default).")
+@model_options
 @click.option("--top-k", type=click.IntRange(1, 20), default=5, show_default=True)
 @click.option("--db", default=None, type=DatabaseURL(), help="Store URL (sqlite:///path or postgresql://…); default: UMMAYA_DATABASE_URL or ~/.ummaya.")
 @click.option("--root", type=click.Path(exists=True, file_okay=False), default=None, help="Project folder whose generated/ to load.")
 def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: tuple[str, ...],
-        policy: str | None, planner: str, top_k: int, db: str | None, root: str | None) -> None:
+        policy: str | None, planner: str, base_url: str | None, model: str | None, profile: str | None,
+        fallback: str | None, timeout_s: float | None, context_tokens: int | None, deadline_s: float | None,
+        top_k: int, db: str | None, root: str | None) -> None:
     """Ask for a public-service outcome, e.g. ummaya ask "동아대 승학캠퍼스 근처 응급실 알려줘"."""
     from ummaya.paths import generated_dir
     from ummaya.runtime.assemble import build_engine
@@ -36,11 +39,13 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
     if query == "-":
         query = sys.stdin.read()
     try:
-        engine = build_engine(generated_dir(root), planner=planner, store=open_db(db))  # type: ignore[arg-type]
+        planner_obj = make_model_planner(planner, base_url, model, profile, fallback, timeout_s, context_tokens)
+        engine = build_engine(generated_dir(root), planner=planner_obj, store=open_db(db))  # type: ignore[arg-type]
         unknown = [c for c in consents if c not in engine.catalog.adapters]
         if unknown:
             raise click.BadParameter(f"unknown adapter id(s): {', '.join(unknown)}", param_hint="--consent")
-        result = asyncio.run(engine.ask(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k, policy=policy)))  # type: ignore[arg-type]
+        result = asyncio.run(engine.ask(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k,  # type: ignore[arg-type]
+                                                    policy=policy, context_budget_tokens=context_tokens, deadline_s=deadline_s)))
     except RequestError as exc:
         if as_json:
             emit_json({"error": {"code": exc.code, "message": exc.message}})
@@ -56,7 +61,10 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
         else:
             click.echo(f"error [{exc.code}]: {exc.message}", err=True)
         raise SystemExit(3) from exc
-    if as_json:
+    from ._operator import echo_notes, operator_notes
+
+    notes = operator_notes(engine.catalog, result.calls, result.stop_reason, mode=mode, error=result.error)
+    if as_json:  # a program reads this: the notes are for a person at a terminal
         emit_json(result.to_json())
         return
     click.echo(result.answer)
@@ -64,3 +72,4 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
     chain = " → ".join(f"{c['adapter_id']} [{c['tier']}: {c['status']}]" for c in result.calls) or "-"
     grounded = "grounded" if result.grounded else f"not grounded: {len(result.removed_claims)} claim(s) removed"
     click.secho(f"stop: {result.stop_reason} ({result.layer}) · {grounded} · calls: {chain} · trace: {result.trace_id}", dim=True)
+    echo_notes(notes)

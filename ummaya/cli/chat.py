@@ -8,7 +8,7 @@ import uuid
 
 import click
 
-from ._common import DatabaseURL, SessionName, fail, open_db
+from ._common import DatabaseURL, SessionName, fail, make_model_planner, model_options, open_db
 
 BADGE_STYLE = {"live": "bold green", "mock": "bold yellow", "handoff": "bold cyan"}
 
@@ -16,11 +16,14 @@ BADGE_STYLE = {"live": "bold green", "mock": "bold yellow", "handoff": "bold cya
 @click.command()
 @click.option("--mode", type=click.Choice(["auto", "live", "mock"]), default="auto", show_default=True)
 @click.option("--planner", type=click.Choice(["offline", "openai"]), default="offline", show_default=True)
+@model_options
 @click.option("--session", "session_id", default=None, type=SessionName(), help="Resume a local session (default: a new one).")
 @click.option("--policy", type=click.Choice(["default", "lookup_only"]), default=None, help="Session policy mode (lookup_only: public look-ups only; never a protected check or submission).")
 @click.option("--db", default=None, type=DatabaseURL(), help="Store URL (default: UMMAYA_DATABASE_URL or ~/.ummaya).")
 @click.option("--root", type=click.Path(exists=True, file_okay=False), default=None)
-def chat(mode: str, planner: str, session_id: str | None, policy: str | None, db: str | None, root: str | None) -> None:
+def chat(mode: str, planner: str, base_url: str | None, model: str | None, profile: str | None, fallback: str | None,
+         timeout_s: float | None, context_tokens: int | None, deadline_s: float | None, session_id: str | None,
+         policy: str | None, db: str | None, root: str | None) -> None:
     """Talk to UMMAYA; empty line or Ctrl-D to quit."""
     from rich.console import Console
     from rich.prompt import Confirm, Prompt
@@ -29,12 +32,16 @@ def chat(mode: str, planner: str, session_id: str | None, policy: str | None, db
     from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.context import RequestError
     from ummaya.runtime.catalog import CatalogError
+    from ummaya.runtime.plan.base import ProviderError
 
     console = Console()
     try:
-        engine = build_engine(generated_dir(root), planner=planner, store=open_db(db))  # type: ignore[arg-type]
+        planner_obj = make_model_planner(planner, base_url, model, profile, fallback, timeout_s, context_tokens)
+        engine = build_engine(generated_dir(root), planner=planner_obj, store=open_db(db))  # type: ignore[arg-type]
     except CatalogError as exc:
         fail(f"error [catalog_missing]: {exc}", 2)
+    except ProviderError as exc:
+        fail(f"error [{exc.code}]: {exc.message}", 2)
     session_id = session_id or f"chat-{uuid.uuid4().hex[:12]}"
     console.print(f"[dim]UMMAYA · session {session_id} · release {engine.catalog.release_id[:12]} · planner {planner}"
                   + (f" · policy {policy}" if policy else "") + "[/dim]")
@@ -48,7 +55,8 @@ def chat(mode: str, planner: str, session_id: str | None, policy: str | None, db
         consents: tuple[str, ...] = ()
         while True:
             try:
-                stop = asyncio.run(_turn(engine, console, query, session_id, mode, consents, policy))
+                stop = asyncio.run(_turn(engine, console, query, session_id, mode, consents, policy,
+                                         context_tokens, deadline_s))
             except RequestError as exc:
                 console.print(f"[red]{exc.code}[/red]: {exc.message}")
                 break
@@ -63,18 +71,23 @@ def chat(mode: str, planner: str, session_id: str | None, policy: str | None, db
 
 
 async def _turn(engine, console, query: str, session_id: str, mode: str, consents: tuple[str, ...],
-                policy: str | None = None):
+                policy: str | None = None, context_tokens: int | None = None, deadline_s: float | None = None):
     from ummaya.runtime.turn import TurnRequest
+
+    from ._operator import echo_notes, operator_notes
 
     pending_consent = None
     stop = None
-    async for e in engine.run(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy)):  # type: ignore[arg-type]
+    calls: list[dict] = []
+    async for e in engine.run(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy,  # type: ignore[arg-type]
+                                          context_budget_tokens=context_tokens, deadline_s=deadline_s)):
         d = e.data
         if e.type == "call_started":
             style = BADGE_STYLE.get(d["tier"], "bold")
             console.print(f"[{style}][{d['tier'].upper()}][/{style}] {d['adapter_id']} …", highlight=False)
         elif e.type == "call_finished":
             console.print(f"[dim]  ↳ {d['status']} · {d['latency_ms']:.0f} ms[/dim]", highlight=False)
+            calls.append(d)
         elif e.type == "permission" and d["decision"] == "consent_required":
             pending_consent = d["adapter_id"]
         elif e.type == "delta":
@@ -83,4 +96,7 @@ async def _turn(engine, console, query: str, session_id: str, mode: str, consent
             console.print()
             console.print(f"[dim]stop: {d['stop_reason']} ({d['layer']})[/dim]")
             stop = (d["stop_reason"], pending_consent)
+            # The chat asks for consent itself; the other notes are the operator's (stderr).
+            reason = d["stop_reason"] if d["stop_reason"] != "consent_required" else "completed"
+            echo_notes(operator_notes(engine.catalog, calls, reason, mode=mode))
     return stop

@@ -18,6 +18,9 @@ import jinja2
 from ._common import fail, root_option
 
 PRIMITIVES = ("locate", "find", "check", "send")
+# The model's closed list (model/manifest.py Domain), spelled out so `ummaya --help` stays import-light.
+DOMAINS = ("health", "weather", "transport", "welfare", "administration", "environment", "safety",
+           "culture", "education", "housing", "labour", "consumer")
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
@@ -37,7 +40,7 @@ agency:
   code: {{ agency_code }}
   name_ko: TODO 기관명
   name_en: TODO agency name
-domain: todo  # TODO lower-case word: health, weather, traffic, welfare, civil, ...
+domain: {{ domain }}  # one of the twelve: {{ domains }}
 primitive: {{ primitive }}
 tier: {{ tier }}  # live (real upstream), mock (fixtures only), handoff (official channel material)
 # Words and requests the way citizens say them, Korean first.
@@ -178,12 +181,12 @@ GATEWAY_ERROR_XML = (
 )
 
 
-def scaffold(root: Path, adapter_id: str, agency: str | None, primitive: str) -> list[Path]:
+def scaffold(root: Path, adapter_id: str, agency: str | None, primitive: str, domain: str = "administration") -> list[Path]:
     """Write the manifest (and fixtures) and return what was written; raises ValueError to refuse."""
     import datetime as dt
 
     from ummaya.codegen.loader import manifest_paths
-    from ummaya.codegen.manifest import ADAPTER_ID
+    from ummaya.model.manifest import ADAPTER_ID
 
     if not re.fullmatch(ADAPTER_ID, adapter_id):
         raise ValueError(f"'{adapter_id}' is not a valid adapter id (snake_case, {ADAPTER_ID})")
@@ -200,6 +203,8 @@ def scaffold(root: Path, adapter_id: str, agency: str | None, primitive: str) ->
         id=adapter_id,
         agency_code=agency.upper(),
         primitive=primitive,
+        domain=domain,
+        domains=", ".join(DOMAINS),
         tier=tier,
         today=dt.date.today().isoformat(),
         has_profile=(root / "registry" / "_profiles" / "data_go_kr.yaml").is_file(),
@@ -230,14 +235,15 @@ def new() -> None:
 @click.argument("adapter_id")
 @click.option("--agency", default=None, help="Agency code; also the registry/ folder (default: the id's first word).")
 @click.option("--primitive", type=click.Choice(PRIMITIVES), default="find", show_default=True)
+@click.option("--domain", type=click.Choice(DOMAINS), required=True, help="Which of the twelve domains the service belongs to.")
 @root_option
-def adapter(adapter_id: str, agency: str | None, primitive: str, root: str | None) -> None:
+def adapter(adapter_id: str, agency: str | None, primitive: str, domain: str, root: str | None) -> None:
     """Scaffold registry/<agency>/ADAPTER_ID.yaml and its fixtures folder."""
     from ummaya.paths import ProjectNotFound, require_root
 
     try:
         project = require_root(root)
-        written = scaffold(project, adapter_id, agency, primitive)
+        written = scaffold(project, adapter_id, agency, primitive, domain)
     except (ProjectNotFound, ValueError) as exc:
         fail(f"ummaya new adapter: {exc}", 2)
     for path in written:

@@ -32,13 +32,13 @@ def load_retriever(root: str | None, *, from_registry: bool = False, dense: bool
         fail(str(exc))
     if project is None or not (project / "registry").is_dir():
         raise RetrievalError(f"{docs}: not built yet — run `ummaya build` (or pass --root DIR)")
-    from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
+    from ummaya.codegen.emit_index import DOCUMENTS_PATH, domain_glosses, emit_index
     from ummaya.codegen.loader import load_registry
 
     registry, problems = load_registry(project)
     if problems:
         fail("\n".join(str(p) for p in problems))
-    data = emit_index([lm.manifest for lm in registry.manifests])[DOCUMENTS_PATH]
+    data = emit_index([lm.manifest for lm in registry.manifests], domain_glosses(registry.understanding))[DOCUMENTS_PATH]
     return Retriever(data, generated=project / "generated", dense=dense, kiwi_query=kiwi)
 
 

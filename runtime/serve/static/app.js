@@ -1,7 +1,10 @@
-// UMMAYA citizen page: streams POST /v1/answer (SSE) into the conversation, shows evidence cards
-// with their tier badge and citation, the stop reason in plain words, handoff cards, and a consent
-// dialog that retries the turn on grant. No framework, no build step. Every server or upstream
-// string is inserted as text (textContent), never as HTML.
+// UMMAYA citizen page: streams POST /v1/answer (SSE) into the conversation. The answer's parts
+// (delta.part, runtime/answer.py Part) are laid out: each result's text in its evidence card (badge,
+// service in plain words, a short labelled source link), the place a locate step resolved on one
+// line, an emergency's number, what UMMAYA cannot do and where (way out), then the Mock/Live
+// boundary and the next step under the cards. Phone numbers are tel: links, web addresses short
+// labelled links. A consent dialog retries the turn on grant. No framework, no build step. Every
+// server or upstream string goes through clean() and is inserted as text, never as HTML.
 "use strict";
 (() => {
   const T = {
@@ -39,17 +42,17 @@
   const STOP = {
     ko: {
       completed: "답변을 마쳤습니다.", needs_input: "조금 더 알려주셔야 찾을 수 있습니다.",
-      no_adapter: "이 요청을 처리할 공공서비스를 찾지 못했습니다.", invalid_arguments: "요청에서 조회에 필요한 값을 만들지 못했습니다.",
+      no_adapter: "UMMAYA가 할 수 없는 요청입니다. 위의 공식 창구를 이용해 주세요.", invalid_arguments: "요청에서 조회에 필요한 값을 만들지 못했습니다.",
       consent_required: "개인정보 동의가 있어야 진행할 수 있습니다.", permission_denied: "허용되지 않은 작업이라 실행하지 않았습니다.",
-      credential_missing: "이 서버에 기관 API 인증 정보가 없습니다.", channel_unavailable: "기관 시스템이 지금 응답하지 않습니다. 잠시 후 다시 시도해 주세요.",
+      credential_missing: "이 서비스의 실시간 조회가 아직 준비되지 않았습니다.", channel_unavailable: "기관 시스템이 지금 응답하지 않습니다. 잠시 후 다시 시도해 주세요.",
       adapter_error: "기관의 응답을 처리하지 못했습니다. 결과를 추측해서 알려드리지 않습니다.", budget_exhausted: "허용된 단계 안에 답을 만들지 못했습니다.",
       handoff_required: "이 일은 공식 창구에서 직접 진행해야 합니다.", ungrounded: "근거로 확인되지 않는 답이라 보여드리지 않았습니다.",
     },
     en: {
       completed: "Answered.", needs_input: "I need a little more information to look this up.",
-      no_adapter: "No public service found for this request.", invalid_arguments: "Could not build a valid lookup from the request.",
+      no_adapter: "UMMAYA cannot do this. Please use the official channel above.", invalid_arguments: "Could not build a valid lookup from the request.",
       consent_required: "Your consent is needed to continue.", permission_denied: "This action is not permitted, so it was not run.",
-      credential_missing: "This server has no API key for the agency.", channel_unavailable: "The agency's system is not responding. Please try again shortly.",
+      credential_missing: "Live look-ups for this service are not set up yet.", channel_unavailable: "The agency's system is not responding. Please try again shortly.",
       adapter_error: "The agency's answer could not be processed; no result is guessed.", budget_exhausted: "No answer within the allowed steps.",
       handoff_required: "This must be done through the official channel.", ungrounded: "The answer could not be backed by evidence, so it is not shown.",
     },
@@ -77,12 +80,17 @@
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs)) {
       if (v === null || v === undefined) continue;
-      if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+      if (k === "class") e.className = v; else if (k === "text") e.textContent = plain(v); else e.setAttribute(k, v);
     }
-    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    for (const c of children) if (c !== null && c !== undefined) e.append(typeof c === "string" ? plain(c) : c);
     return e;
   }
-  const safeUrl = (u) => (typeof u === "string" && /^https?:\/\//i.test(u) ? u : null);
+  // Bidirectional controls make text read in another order than it is stored (U+202E): the
+  // server removes them from answers; the page drops them from anything else it shows.
+  const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const plain = (v) => String(v).replace(BIDI, "");
+  // Links only to https: a citation or handoff on http:// is shown as text, never as a link.
+  const safeUrl = (u) => (typeof u === "string" && /^https:\/\/[^\s]+$/i.test(u) ? u : null);
 
   function applyLang() {
     document.documentElement.lang = lang;
@@ -107,7 +115,58 @@
     }
   }
 
-  // -- evidence cards ---------------------------------------------------------------------
+  // -- text: one place where server text enters the page ---------------------------------------
+  // Every string from the server or an upstream passes clean() before it is shown (a text
+  // sanitiser — bidi controls and the like — belongs here, and only here), then linkify() makes
+  // DOM text nodes and links from it; nothing is ever parsed as HTML.
+  // Every text the page shows passes here: no bidirectional or invisible formatting (security).
+  const clean = (s) => (s === null || s === undefined ? "" : String(s).replace(BIDI, ""));
+  const TEL = (n) => `tel:${n.replace(/[^0-9]/g, "")}`;
+  // "Label: https://…" (a channel's link), a bare web address, ☎ numbers, and Korean phone formats.
+  const LINKS = /([^\s·:()\n][^·:()\n]*?): (https?:\/\/[^\s)·]+)|(https?:\/\/[^\s)·]+)|☎\s?(\d[\d-]{1,13}\d)|(?<![\d-])(0\d{1,2}-\d{3,4}-\d{4}|1\d{3}-\d{4})(?![\d-])/g;
+  // Short service numbers (119, 112, 110, 1350 …) are links only in the engine's own emergency and
+  // way-out lines, where they are always phone numbers.
+  const SHORT = /(?<![\d-])(1\d{2,3})(?![\d-])/g;
+  function shortHost(u) { try { return new URL(u).host.replace(/^www\./, ""); } catch { return u; } }
+  function link(href, text, external) {
+    const a = el("a", { href, text });
+    if (external) { a.target = "_blank"; a.rel = "noopener noreferrer"; }
+    return a;
+  }
+  function linkify(raw, shortNumbers = false) {
+    const text = clean(raw), frag = document.createDocumentFragment();
+    let at = 0;
+    const plain = (t) => {
+      if (!shortNumbers) { frag.append(document.createTextNode(t)); return; }
+      let i = 0;
+      for (const m of t.matchAll(SHORT)) {
+        frag.append(document.createTextNode(t.slice(i, m.index)), link(TEL(m[1]), m[1], false));
+        i = m.index + m[0].length;
+      }
+      frag.append(document.createTextNode(t.slice(i)));
+    };
+    for (const m of text.matchAll(LINKS)) {
+      plain(text.slice(at, m.index));
+      if (m[2] && safeUrl(m[2])) frag.append(link(m[2], m[1], true));
+      else if (m[3] && safeUrl(m[3])) frag.append(link(m[3], shortHost(m[3]), true));
+      else if (m[4]) frag.append("☎ ", link(TEL(m[4]), m[4], false));
+      else if (m[5]) frag.append(link(TEL(m[5]), m[5], false));
+      else frag.append(document.createTextNode(m[0]));
+      at = m.index + m[0].length;
+    }
+    plain(text.slice(at));
+    return frag;
+  }
+  // 20261201 → 2026-12-01; an ISO time → 2026-12-01 10:00 (what runtime/answer.py when() writes).
+  function when(v) {
+    const s = clean(v).trim();
+    if (/^\d{8}$/.test(s)) return `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6)}`;
+    if (/^\d{12}(\d{2})?$/.test(s)) return `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)} ${s.slice(8, 10)}:${s.slice(10, 12)}`;
+    const m = s.match(/^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})/);
+    return m ? `${m[1]} ${m[2]}` : s;
+  }
+
+  // -- evidence cards: each result's own text is the answer ---------------------------------------
   const NAME_KEYS = ["name", "place_name", "title", "facility_name", "service_name", "item_name", "drug_name", "station_name", "stop_name", "region_name", "road_address", "address_name"];
   const DETAIL_KEYS = ["address", "road_address", "address_name", "distance_km", "phone", "category", "grade", "status"];
   function itemLine(item) {
@@ -119,44 +178,121 @@
     return Object.entries(item).filter(([, v]) => v !== null && typeof v !== "object").slice(0, 3).map(([k, v]) => `${k}: ${v}`).join(" · ");
   }
   function badge(tier) { return el("span", { class: "badge", "data-tier": tier, text: BADGE[tier] || tier }); }
+  // The source in plain words: the agency, and a short labelled link to the data set's page (its
+  // official name, with the operation, stays in the evidence and the trace).
   function citeLine(c, freshness) {
     const meta = el("p", { class: "meta" }, `${t("source")}: `);
     const href = safeUrl(c.url);
-    meta.append(href ? el("a", { href, target: "_blank", rel: "noopener noreferrer", "data-testid": "citation", text: c.title || href }) : (c.title || ""));
-    if (freshness) meta.append(` · ${t("asOf")} ${freshness}`);
+    const agency = clean(lang === "en" && c.agency_en ? c.agency_en : c.agency || c.title);
+    meta.append(href ? link(href, `${agency} · ${shortHost(href)}`, true) : agency);
+    if (href) meta.lastChild.setAttribute("data-testid", "citation");
+    if (freshness) meta.append(` · ${t("asOf")} ${when(freshness)}`);
     return meta;
   }
+  const heading = (text) => clean(text).replace(/^\[[^\]]*\]\s*/, "").trim();
   function evidenceCard(e) {
     const m = e.metadata || {}, c = e.citation || {}, content = e.content || {};
     if (m.tier === "handoff" || m.status === "handoff") return handoffCard(e);
-    const agency = lang === "en" && c.agency_en ? c.agency_en : c.agency;
+    const agency = clean(lang === "en" && c.agency_en ? c.agency_en : c.agency);
     const card = el("section", { class: "card", "data-testid": "evidence", "data-adapter": m.adapter_id, "data-tier": m.tier },
-      badge(m.tier), el("h3", { text: [agency, c.title].filter(Boolean).join(" · ") }));
-    const items = Array.isArray(content.items) ? content.items : null;
-    if (items && items.length) {
-      card.append(el("ol", {}, ...items.slice(0, 5).map((i) => el("li", { text: itemLine(i) }))));
-      if (typeof content.total_count === "number") card.append(el("p", { class: "meta", text: t("count")(content.total_count) }));
-    }
+      badge(m.tier), el("h3", { text: [agency, clean(c.title)].filter(Boolean).join(" · ") }));
+    card.append(el("div", { class: "body" }));
+    card._items = Array.isArray(content.items) ? content.items : null;
+    card._total = content.total_count;
     card.append(citeLine(c, m.freshness));
     return card;
+  }
+  // A card the engine wrote no text for (a model's prose summarised it): its records, briefly.
+  function itemsInto(card) {
+    const body = card.querySelector(".body"), items = card._items;
+    if (!body || body.textContent || !items || !items.length) return;
+    body.append(el("ol", {}, ...items.slice(0, 5).map((i) => el("li", { text: clean(itemLine(i)) }))));
+    if (typeof card._total === "number") body.append(el("p", { class: "meta", text: t("count")(card._total) }));
   }
   function handoffCard(e) {
     const h = e.content || {}, c = e.citation || {}, m = e.metadata || {};
     const dl = el("dl");
-    const row = (key, value) => { if (value !== null && value !== undefined && value !== "" && !(Array.isArray(value) && !value.length)) dl.append(el("dt", { text: t(key) }), value instanceof Node ? value : el("dd", { text: String(value) })); };
+    const row = (key, value) => { if (value !== null && value !== undefined && value !== "" && !(Array.isArray(value) && !value.length)) dl.append(el("dt", { text: t(key) }), value instanceof Node ? value : el("dd", {}, linkify(String(value)))); };
     const url = safeUrl(h.url);
-    const channel = el("dd", {}, pick(h.channel) || "");
-    if (url) channel.append(" — ", el("a", { href: url, target: "_blank", rel: "noopener noreferrer", "data-testid": "citation", text: url }));
+    const channel = el("dd", {});
+    if (url) channel.append(link(url, `${clean(pick(h.channel))} · ${shortHost(url)}`, true));
+    else channel.append(clean(pick(h.channel)));
+    if (url) channel.lastChild.setAttribute("data-testid", "citation");
     row("channel", channel);
     const steps = pick(h.steps);
-    if (Array.isArray(steps) && steps.length) row("steps", el("dd", {}, el("ol", {}, ...steps.map((s) => el("li", { text: s })))));
+    if (Array.isArray(steps) && steps.length) row("steps", el("dd", {}, el("ol", {}, ...steps.map((s) => el("li", {}, linkify(s))))));
     const docs = pick(h.documents);
     row("documents", Array.isArray(docs) ? docs.join(", ") : docs);
     row("deadline", pick(h.deadline));
     row("offline", pick(h.offline));
-    row("phone", h.phone);
+    if (h.phone) row("phone", el("dd", {}, linkify(h.phone)));
     return el("section", { class: "card handoff", "data-testid": "evidence", "data-kind": "handoff", "data-adapter": m.adapter_id, "data-tier": "handoff" },
-      badge("handoff"), el("h3", { text: [c.agency, c.title].filter(Boolean).join(" · ") }), dl, citeLine(c, null));
+      badge("handoff"), el("h3", { text: [clean(c.agency), clean(c.title)].filter(Boolean).join(" · ") }), dl, citeLine(c, null));
+  }
+
+  // -- the answer's parts -------------------------------------------------------------------------
+  const TAIL = new Set(["boundary", "next"]);
+  const BOXED = { emergency: "emergency", way_out: "way-out", limit: "way-out", note: "note-line", located: "located" };
+  const SHORT_NUMBERS = new Set(["emergency", "way_out", "limit"]);
+  function ensureCard(turn, id) {
+    if (turn.cardFor[id]) return turn.cardFor[id];
+    const e = turn.evidence[id];
+    if (!e) return null;
+    const card = evidenceCard(e);
+    turn.cardFor[id] = card;
+    turn.cards.append(card);
+    return card;
+  }
+  function para(turn, box, kind, id) {
+    const last = turn.last;
+    if (last && last.kind === kind && last.id === id && !last.done) return last;
+    const p = el("p", { class: `part ${BOXED[kind] || ""}`.trim(), "data-part": kind });
+    p._raw = "";
+    box.append(p);
+    turn.last = { kind, id, el: p, done: false };
+    return turn.last;
+  }
+  function write(target, text, shortNumbers) {
+    target.el._raw += text;
+    target.done = /\n\n$/.test(target.el._raw);
+    target.el.replaceChildren(linkify(target.el._raw.replace(/\s+$/, ""), shortNumbers));
+  }
+  function located(turn, id, text) {
+    const e = turn.evidence[id], tier = e && e.metadata ? e.metadata.tier : null;
+    const target = para(turn, turn.lead, "located", id);
+    target.el._raw += text;
+    target.done = /\n\n$/.test(target.el._raw);
+    target.el.replaceChildren(...(tier ? [badge(tier), " "] : []), document.createTextNode(heading(target.el._raw)));
+  }
+  function onDelta(turn, d) {
+    const kind = d.part || "prose", id = d.evidence_id || null, text = clean(d.text);
+    if (id && (kind === "label" || kind === "evidence" || kind === "source" || kind === "handoff")) {
+      const card = ensureCard(turn, id);
+      if (card) {
+        turn.last = null;
+        if (kind === "label") card.querySelector("h3").textContent = heading(text);
+        if (kind === "evidence" && !card.classList.contains("handoff")) {
+          const body = card.querySelector(".body");
+          body._raw = (body._raw || "") + text;
+          body.replaceChildren(linkify(body._raw.replace(/\s+$/, "")));
+        }
+        return;
+      }
+    }
+    if (kind === "located") {
+      if (id) turn.located.add(id);
+      located(turn, id, text);
+      return;
+    }
+    const target = para(turn, TAIL.has(kind) ? turn.tail : turn.lead, kind, id);
+    write(target, text, SHORT_NUMBERS.has(kind));
+  }
+  function endTurn(turn) {
+    // Evidence the answer's parts never placed (a model's framed answer lists it by label only)
+    for (const id of Object.keys(turn.evidence)) {
+      if (!turn.cardFor[id] && !turn.located.has(id)) ensureCard(turn, id);
+    }
+    for (const card of Object.values(turn.cardFor)) if (!card.classList.contains("handoff")) itemsInto(card);
   }
 
   // -- one turn over SSE ------------------------------------------------------------------------
@@ -196,7 +332,16 @@
   // The question box stays at the bottom of the screen: scrolling a turn into view must stop above
   // it, or the latest answer ends up hidden behind the box on a phone.
   function padForForm() {
-    document.documentElement.style.scrollPaddingBottom = `${$("ask").offsetHeight + 12}px`;
+    const root = document.documentElement.style;
+    root.scrollPaddingBottom = `${$("ask").offsetHeight + 12}px`;
+    root.scrollPaddingTop = `${document.querySelector(".top").offsetHeight + 8}px`;
+  }
+
+  // A turn that fits between the header and the question box is shown whole (its end in view); a
+  // longer one from its start, so the answer is read from its first line, not its tail.
+  function showTurn(li) {
+    const room = window.innerHeight - $("ask").offsetHeight - document.querySelector(".top").offsetHeight - 20;
+    li.scrollIntoView({ block: li.offsetHeight > room ? "start" : "end" });
   }
 
   function newTurn(query, note) {
@@ -212,9 +357,11 @@
     busy = true;
     $("send").disabled = true;
     const li = newTurn(query, note);
-    const reply = li.querySelector(".reply"), answer = li.querySelector(".answer"), cards = li.querySelector(".cards"), stop = li.querySelector(".stop");
+    const reply = li.querySelector(".reply"), stop = li.querySelector(".stop");
+    const turn = { lead: li.querySelector(".lead"), cards: li.querySelector(".cards"), tail: li.querySelector(".tail"),
+                   evidence: {}, cardFor: {}, located: new Set(), last: null };
     $("status").textContent = t("waiting");
-    li.scrollIntoView({ block: "end" });
+    showTurn(li);
     let consent = null, final = null;
     const body = { query, stream: true };
     if (session) body.session_id = session;
@@ -223,8 +370,8 @@
       const resp = await fetch("/v1/answer", { method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: JSON.stringify(body) });
       await readSSE(resp, (name, d) => {
         if (name === "metadata" && d.session_id) session = d.session_id;
-        else if (name === "delta") answer.append(document.createTextNode(d.text));
-        else if (name === "evidence") cards.append(evidenceCard(d));
+        else if (name === "delta") onDelta(turn, d);
+        else if (name === "evidence") { if (d.metadata && d.metadata.evidence_id) turn.evidence[d.metadata.evidence_id] = d; }
         else if (name === "tool_call") $("status").textContent = t("calling") + d.adapter_id;
         else if (name === "permission" && d.decision === "consent_required") consent = d;
         else if (name === "completed") { final = d; if (d.session_id) session = d.session_id; }
@@ -233,6 +380,7 @@
     } catch (err) {
       final = { error: { code: "network", message: String(err) } };
     }
+    endTurn(turn);
     reply.setAttribute("aria-busy", "false");
     if (final && final.error) {
       if (final.error.code === "session_not_found") session = null; // expired: the next turn starts afresh
@@ -246,7 +394,7 @@
     $("status").textContent = "";
     busy = false;
     $("send").disabled = false;
-    li.scrollIntoView({ block: "end" });
+    showTurn(li);
     if (final && final.stop_reason === "consent_required" && consent && consent.notice) askConsent(query, consent, stop);
     else $("query").focus();
   }

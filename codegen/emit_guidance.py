@@ -1,0 +1,135 @@
+"""``generated/guidance.json``: emergencies, official channels, generic words, and the words that
+name each adapter's service (model/guidance.py says what each is for).
+
+Loaded from ``registry/_emergency/``, ``registry/_channels/`` and ``registry/_intents/`` (one entry
+per file, its id the file name) with every problem as ``path:line``; a manifest's ``limits`` must
+name a channel and an intent that exist.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ummaya.model.guidance import Channel, Emergency, Intent, derive_service_words, guidance_document
+from ummaya.model.phrases import Text, longest_in, phrase_in
+
+from .emit_lock import canonical_json
+from .loader import LoadedManifest, ParseCache, Problem, parse_yaml, validate_doc
+
+GUIDANCE_PATH = "generated/guidance.json"
+FOLDERS: dict[str, type] = {"_emergency": Emergency, "_channels": Channel, "_intents": Intent}
+
+
+@dataclass
+class Guidance:
+    emergencies: list[Emergency] = field(default_factory=list)
+    channels: list[Channel] = field(default_factory=list)
+    intents: list[Intent] = field(default_factory=list)
+    # channel id -> (path, parsed document): where a check reports one of its words
+    sources: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+    def generic_words(self) -> list[str]:
+        return [w for i in self.intents for w in i.words.all()]
+
+
+def load_guidance(root: Path, cache: ParseCache | None = None) -> tuple[Guidance, list[Problem]]:
+    registry = (Path(root) / "registry").resolve()
+    out = Guidance()
+    problems: list[Problem] = []
+    for folder, model in FOLDERS.items():
+        for p in sorted((registry / folder).glob("*.yaml")):
+            rel = p.relative_to(Path(root).resolve()).as_posix() if p.is_relative_to(Path(root).resolve()) else p.name
+            doc, errs = parse_yaml(p, rel, cache, within=registry)
+            problems += errs
+            if doc is None:
+                continue
+            entry, errs = validate_doc(doc, model)
+            problems += errs
+            if entry is None:
+                continue
+            if entry.id != p.stem:
+                problems.append(Problem(rel, doc.line_of(("id",)), f"id '{entry.id}' must match file name '{p.stem}'"))
+                continue
+            {"_emergency": out.emergencies, "_channels": out.channels, "_intents": out.intents}[folder].append(entry)
+            if folder == "_channels":
+                out.sources[entry.id] = (rel, doc)
+    general = [c.id for c in out.channels if c.general]
+    if len(general) > 1:
+        problems.append(Problem(f"registry/_channels/{general[1]}.yaml", 1, f"only one channel may be general (also: {general[0]})"))
+    return out, problems
+
+
+def check_limits(manifests: list[LoadedManifest], g: Guidance) -> list[Problem]:
+    """Every ``limits`` entry names a channel and (when given) an intent that exist."""
+    channels = {c.id for c in g.channels}
+    intents = {i.id for i in g.intents}
+    problems = []
+    for lm in manifests:
+        for i, lim in enumerate(lm.manifest.limits):
+            if lim.channel not in channels:
+                problems.append(Problem(lm.source.rel, lm.source.line_of(("limits", i, "channel")),
+                                        f"limits.{i}.channel: no channel '{lim.channel}' in registry/_channels/ "
+                                        f"(known: {', '.join(sorted(channels)) or 'none'})"))
+            if lim.intent is not None and lim.intent not in intents:
+                problems.append(Problem(lm.source.rel, lm.source.line_of(("limits", i, "intent")),
+                                        f"limits.{i}.intent: no intent '{lim.intent}' in registry/_intents/ "
+                                        f"(known: {', '.join(sorted(intents)) or 'none'})"))
+    return problems
+
+
+def check_hidden_services(manifests: list[LoadedManifest], g: Guidance) -> list[Problem]:
+    """A channel phrase that an existing adapter serves, but that names the channel more
+    specifically than it names the adapter, hides the adapter behind its own service's channel
+    (runtime/turn/scope.py sends a request to the channel naming it more specifically): 「국공립
+    어린이집 대기」 reached the childcare channel although the waitlist handoff exists for it.
+
+    The adapter serves the phrase when its own hints or title contain it and its service words
+    name part of it (「어린이집」 inside 「국공립 어린이집」); a phrase only a hint mentions (the
+    site 「홈택스」 an adapter hands off to) or a wider service the adapter's words do not name
+    is the channel's. Reported at the channel's phrase: the adapter declares ``service_words``
+    covering it, or the channel drops it (the channel registry holds what has no adapter)."""
+    services = service_words([lm.manifest for lm in manifests], g)
+    problems: list[Problem] = []
+    for ch in g.channels:
+        if ch.general:
+            continue
+        rel, doc = g.sources.get(ch.id, (f"registry/_channels/{ch.id}.yaml", None))
+        everything = ch.words.all()
+        for lang in ("ko", "en"):
+            for i, phrase in enumerate(getattr(ch.words, lang)):
+                text = Text.of(phrase)
+                named = longest_in(everything, text)
+                for lm in manifests:
+                    m = lm.manifest
+                    own_text = [*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en]
+                    if not any(phrase_in(phrase, Text.of(t)) for t in own_text):
+                        continue
+                    words = services[m.id]
+                    own = longest_in([*words["ko"], *words["en"]], text)
+                    if 0 < own < named:
+                        line = doc.line_of(("words", lang, i)) if doc is not None else 1
+                        problems.append(Problem(rel, line, (
+                            f"words.{lang}.{i} '{phrase}' names this channel more specifically than "
+                            f"{m.id} ({lm.source.rel}) names its own service, which serves it: declare "
+                            f"service_words covering '{phrase}' in {m.id}, or drop it here")))
+    return problems
+
+
+def service_words(manifests: list[Any], g: Guidance) -> dict[str, dict[str, list[str]]]:
+    """Per adapter: its declared ``service_words``, else the words derived from its hints and title."""
+    generic = g.generic_words()
+    out: dict[str, dict[str, list[str]]] = {}
+    for m in manifests:
+        declared = m.service_words
+        if declared.ko or declared.en:
+            out[m.id] = {"ko": sorted({w.lower() for w in declared.ko}), "en": sorted({w.lower() for w in declared.en}), "declared": True}
+        else:
+            out[m.id] = {**derive_service_words(m.search_hints.ko, m.search_hints.en, m.title.ko, m.title.en, generic), "declared": False}
+    return out
+
+
+def emit_guidance(manifests: list[Any], g: Guidance) -> dict[str, bytes]:
+    doc = guidance_document(g.emergencies, g.channels, g.intents, service_words(manifests, g))
+    return {GUIDANCE_PATH: canonical_json(doc)}

@@ -1,0 +1,130 @@
+"""Negative examples as evidence *against* an adapter.
+
+A manifest's ``negative_examples`` say "this request looks like mine but is not": with
+``belongs_to: X`` it is X's (the index credits it to X's redirect field); with ``belongs_to: null``
+it belongs to nothing in the catalog (「오늘 저녁 메뉴 추천해줘」 for the school-meals adapter). The
+postings cannot say that — they only add evidence — so each document also keeps its example
+sentences one by one: its own hints, examples and title (and the negatives other manifests
+credit to it) as *for*, its negative examples as *against*. When a request is closer to one of an
+adapter's counter-examples than to anything the adapter says of itself, that adapter is refuted
+for this request.
+
+Closeness is the cosine of IDF-weighted bigram sets (the gram family: it sees every syllable and
+needs no model). Only the few best-ranked candidates are checked, so the cost does not grow with
+the catalog. Saved beside compiled.npz as ``examples.npz``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .analysis import grams
+
+EXAMPLES_FILE = "examples.npz"
+FOR, AGAINST_NOTHING, AGAINST_OTHER = 0, 1, 2
+
+
+@dataclass
+class CounterExamples:
+    vocab: dict[str, int]
+    idf: np.ndarray  # float32 per vocabulary term, over example sentences
+    doc_offsets: np.ndarray  # int64, len n_docs + 1: the sentences of document i
+    kind: np.ndarray  # int8 per sentence: FOR / AGAINST_NOTHING / AGAINST_OTHER
+    norm: np.ndarray  # float32 per sentence: sqrt of the sum of its terms' idf
+    term_offsets: np.ndarray  # int64, len n_sentences + 1
+    terms: np.ndarray  # int32 vocabulary ids
+
+    def __post_init__(self) -> None:
+        # Documents with at least one sentence that belongs to nothing: the only ones a refutation
+        # can drop, so the others are never read.
+        owner = np.repeat(np.arange(len(self.doc_offsets) - 1), np.diff(self.doc_offsets))
+        self.refutable = np.zeros(len(self.doc_offsets) - 1, dtype=bool)
+        self.refutable[owner[self.kind == AGAINST_NOTHING]] = True
+
+    @classmethod
+    def from_documents(cls, docs: list[dict[str, Any]]) -> CounterExamples:
+        credited: dict[str, list[str]] = {}
+        for d in docs:
+            for n in d.get("negative_examples") or []:
+                if n.get("belongs_to") and n["belongs_to"] != d["id"]:
+                    credited.setdefault(n["belongs_to"], []).append(n["text"])
+        vocab: dict[str, int] = {}
+        sentences: list[tuple[int, list[int]]] = []
+        doc_offsets = [0]
+        for d in docs:
+            texts: list[tuple[int, str]] = []
+            for lang in ("ko", "en"):
+                t = d["text"][lang]
+                texts.append((FOR, t["title"]))
+                texts.extend((FOR, h) for h in t["hints"])
+                texts.extend((FOR, e) for e in t["examples"])
+            texts.extend((FOR, x) for x in credited.get(d["id"], ()))
+            for n in d.get("negative_examples") or []:
+                if n.get("belongs_to") != d["id"]:
+                    texts.append((AGAINST_NOTHING if not n.get("belongs_to") else AGAINST_OTHER, n["text"]))
+            for kind, text in texts:
+                ids = sorted({vocab.setdefault(g, len(vocab)) for g in grams(text)})
+                if ids:
+                    sentences.append((kind, ids))
+            doc_offsets.append(len(sentences))
+        df = np.zeros(len(vocab), dtype=np.int64)
+        for _, ids in sentences:
+            df[ids] += 1
+        n = max(len(sentences), 1)
+        idf = (np.log(n / (df + 1)) + 1).astype(np.float32)
+        term_offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+        term_offsets[1:] = np.cumsum([len(ids) for _, ids in sentences])
+        terms = np.fromiter((i for _, ids in sentences for i in ids), dtype=np.int32, count=int(term_offsets[-1]))
+        norm = np.array([math.sqrt(float(idf[ids].sum())) for _, ids in sentences], dtype=np.float32)
+        return cls(vocab, idf, np.array(doc_offsets, dtype=np.int64),
+                   np.array([k for k, _ in sentences], dtype=np.int8), norm, term_offsets, terms)
+
+    def save(self, path: Path) -> None:
+        keys = sorted(self.vocab, key=self.vocab.__getitem__)
+        np.savez(path, vocab=np.array(json.dumps(keys, ensure_ascii=False)), idf=self.idf,
+                 doc_offsets=self.doc_offsets, kind=self.kind, norm=self.norm,
+                 term_offsets=self.term_offsets, terms=self.terms)
+
+    @classmethod
+    def load(cls, path: Path) -> CounterExamples | None:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                keys = json.loads(str(z["vocab"]))
+                return cls({k: i for i, k in enumerate(keys)}, z["idf"], z["doc_offsets"], z["kind"],
+                           z["norm"], z["term_offsets"], z["terms"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def query(self, query_grams: list[str] | tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted vocabulary ids, their idf) of a request's grams; unknown grams still count in
+        the request's norm, with the highest idf."""
+        ids = sorted({self.vocab[g] for g in query_grams if g in self.vocab})
+        return np.array(ids, dtype=np.int32), self.idf[ids] if ids else np.zeros(0, np.float32)
+
+    def verdict(self, doc: int, qids: np.ndarray, qidf: np.ndarray, qnorm: float) -> tuple[float, float, int]:
+        """(best similarity to a sentence *for* the document, best to one *against* it, the kind
+        of that counter-example). Zeros when the document has no sentences or nothing is shared."""
+        a, b = int(self.doc_offsets[doc]), int(self.doc_offsets[doc + 1])
+        if a == b or len(qids) == 0 or qnorm <= 0:
+            return 0.0, 0.0, FOR
+        lo, hi = int(self.term_offsets[a]), int(self.term_offsets[b])
+        terms = self.terms[lo:hi]
+        pos = np.searchsorted(qids, terms)
+        pos[pos >= len(qids)] = 0
+        hit = qids[pos] == terms
+        weights = np.where(hit, qidf[pos], 0.0)
+        starts = self.term_offsets[a:b] - lo
+        shared = np.add.reduceat(weights, starts) if len(weights) else np.zeros(b - a)
+        sim = shared / (self.norm[a:b] * qnorm + 1e-9)
+        kinds = self.kind[a:b]
+        for_ = sim[kinds == FOR]
+        against = np.where(kinds != FOR, sim, -1.0)
+        j = int(np.argmax(against))
+        best_against = float(against[j]) if against[j] >= 0 else 0.0
+        return (float(for_.max()) if len(for_) else 0.0), best_against, int(kinds[j]) if best_against > 0 else FOR

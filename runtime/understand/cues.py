@@ -1,0 +1,57 @@
+"""What a request names that only some adapters take: a product, a welfare programme, a holiday.
+
+Retrieval ranks adapters by their hints; a request may name a thing no hint holds (「탁센에 카페인
+들어 있어?」, 「에너지바우처가 뭐야?」) yet a slot vocabulary knows it. ``evidence`` says which adapters
+have an input field whose slot type's vocabulary the request names, so the retrieve stage can offer
+them when retrieval abstains — and a product question (a product the vocabulary knows, or an
+unknown word right before what is asked about a medicine) goes to an adapter that takes a product.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import table
+from .dates import holiday_in
+from .labels import named_terms
+from .names import product_cue
+
+
+def named_classes(text: str) -> dict[str, bool]:
+    """Which cues the request holds: a product, a term of a keyword vocabulary, a holiday."""
+    return {"product": product_cue(text), "holiday": holiday_in(text) is not None}
+
+
+def evidence(manifests: list[Any], text: str) -> list[tuple[Any, int, bool]]:
+    """(adapter, fields the request names a value for, strong) for every adapter with evidence;
+    strong: a product or a term of the field's own vocabulary, not only a holiday."""
+    cues = named_classes(text)
+    out = []
+    for m in manifests:
+        hits, strong = 0, False
+        for prop in (m.input_schema.get("properties") or {}).values():
+            st = table.slot_of(prop)
+            if st is None:
+                continue
+            if st.class_ == "product" and cues["product"]:
+                hits, strong = hits + 1, True
+            elif st.class_ == "keyword" and st.vocabulary and named_terms(text, st.vocabulary):
+                hits, strong = hits + 1, True
+            elif st.class_ == "month" and st.vocabulary and cues["holiday"]:
+                hits += 2  # a holiday names a day of the calendar: the month it falls in first
+            elif st.class_ == "date" and st.vocabulary and cues["holiday"]:
+                hits += 1
+            elif st.class_ == "code" and st.vocabulary and named_terms(text, st.vocabulary):
+                hits += 1  # a specialty, a life stage: offered only when retrieval found nothing
+        if hits:
+            out.append((m, hits, strong))
+    out.sort(key=lambda x: (not x[2], -x[1], x[0].id))
+    return out
+
+
+def takes_product(m: Any) -> bool:
+    return any((st := table.slot_of(p)) is not None and st.class_ == "product"
+               for p in (m.input_schema.get("properties") or {}).values())
+
+
+__all__ = ["evidence", "named_classes", "takes_product"]

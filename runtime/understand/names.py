@@ -1,0 +1,391 @@
+"""Names a request asks about: a product (a medicine), a keyword, a stop, the citizen's own name.
+
+A name is taken whole and only the name: particles come off only where the grammar allows
+(게보린이 → 게보린, 판콜에이 keeps its 이), and the words around it — what is asked about it (먹어도
+돼?, 부작용), dosage forms (시럽, 연고), who it is for (어린이가), times (식후에), request words and
+politeness — are vocabulary (registry/_vocab/products.yaml, function_words.yaml) and never become the
+name. Product names the vocabulary knows are read whole wherever they appear, and an English name
+is mapped to the Korean one (Tylenol → 타이레놀).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from . import grammar, table, vocab
+from .labels import named_terms
+from .places import MARK, is_function, known_places, without_personal
+
+
+class _Classes:
+    def __init__(self) -> None:
+        fw = vocab.fw
+        self.pointers = fw("pointers")
+        self.deixis = fw("deixis")
+        self.labels = fw("personal_labels")
+        self.value_labels = fw("value_labels")
+        self.temporal = fw("temporal")
+        self.request = fw("request")
+        self.ask_about = vocab.words("products", "ask_about")
+        self.dosage = vocab.words("products", "dosage_forms")
+        self.not_products = vocab.words("products", "not_products")
+        self.people = fw("people")
+        self.kind_nouns = fw("kind_nouns")
+        self.stop_suffixes = tuple(sorted(vocab.words("place_words", "stop_suffixes"), key=len, reverse=True))
+        self.known = vocab.nouns() | known_places()
+        product_words: set[str] = set()
+        for t in vocab.terms("products"):
+            product_words |= {t["label"], *t.get("ko", [])}
+        self.products = frozenset(product_words)
+        term_words: set[str] = set()
+        for name, _file in table.slot_table().vocabularies.items():
+            if name != "products":
+                for t in vocab.terms(name):
+                    term_words |= {t["label"], *t.get("ko", [])}
+        self.terms = frozenset(term_words)
+        self.known |= self.products | self.terms | vocab.fw("people")
+
+
+@lru_cache(maxsize=4)
+def _classes_for(generated: Path) -> _Classes:
+    return _Classes()
+
+
+def classes() -> _Classes:
+    return _classes_for(table.folder())
+
+
+def clean(word: str) -> str:
+    """A word without the punctuation and the particle around it (grammar decides the particle)."""
+    c = classes()
+    w = word.strip(".,!?~…\"'()[]「」『』")
+    return grammar.strip_particle(w, known=c.known)
+
+
+def points_back(text: str) -> bool:
+    """「그거 어린이도 먹어도 돼?」, 「그 약」, "it": the message points at what was already named."""
+    return _pointer_rx(table.folder()).search(text) is not None
+
+
+@lru_cache(maxsize=4)
+def _pointer_rx(generated: Path) -> re.Pattern[str]:
+    c = classes()
+    en = "|".join(re.escape(p) for p in sorted(c.pointers, key=len, reverse=True) if p.isascii()) or "(?!)"
+    ko = "|".join(re.escape(p) for p in sorted(c.pointers, key=len, reverse=True) if not p.isascii()) or "(?!)"
+    return re.compile(rf"(?i:\b(?:{en})\b)|(?:^|\s)(?:{ko})(?=$|\s|[은는이가을를도로에의?.!,])")
+
+
+def _not_a_name(word: str, vocabulary: frozenset[str] | set[str] = frozenset(), keyword: bool = False) -> bool:
+    """Not the thing asked for. ``not_products`` (who or when a medicine question is about) never
+    names a product, but a search word may be a term of another vocabulary (「노인 관련 혜택」 → 노인)."""
+    c = classes()
+    low = word.lower()
+    if keyword and word in c.terms and (low in c.not_products or low in c.people):
+        return False  # a who-word a vocabulary knows (노인, 어르신): what a benefit search is about
+    return (
+        not word or MARK in word or low in c.request or low in c.temporal or low in c.pointers or low in c.deixis
+        or low in c.labels or is_function(word) or low in c.ask_about or low in c.dosage
+        or (low in c.not_products and not (keyword and word in c.terms))
+        or bool(re.fullmatch(r"[\d.\-]+", word)) or (grammar.is_predicate(word) and word not in known_places())
+        or (low in vocabulary) or any(low.startswith(v) for v in vocabulary if len(v) >= 2)
+    )
+
+
+def content_words(text: str, vocabulary: frozenset[str] | set[str] = frozenset(), keyword: bool = False) -> list[str]:
+    """Words left once function words, time words and the adapter's own vocabulary are removed:
+    the adapter's hints say what the request is about (응급실, 약, 버스); what remains is what it is
+    about specifically (타이레놀, 부산역) — the argument."""
+    out = []
+    for raw in grammar.eojeols(without_personal(text)):
+        w = clean(raw)
+        if len(w) < 2 and grammar.is_hangul(w[:1]):
+            continue
+        if _not_a_name(w, vocabulary, keyword) or _not_a_name(raw.lower(), vocabulary, keyword):
+            continue
+        out.append(w)
+    return out
+
+
+def _without_dosage_form(word: str) -> str:
+    """「부루펜시럽」 → 부루펜: a dosage form glued to the name (two syllables or more)."""
+    for form in sorted(classes().dosage, key=len, reverse=True):
+        if len(form) >= 2 and word.endswith(form) and len(word) - len(form) >= 2 and not form.isascii():
+            return word[: -len(form)]
+    return word
+
+
+def product_in(text: str, vocabulary: frozenset[str] | set[str] = frozenset(), language: str = "ko") -> str | None:
+    """The product a request asks about, whole, in the vocabulary's spelling when it knows it."""
+    c = classes()
+    found = _whole_product(text)
+    if found:
+        return found
+    ws = grammar.eojeols(without_personal(text))
+    # The word before what is asked about it: 「타이레놀 먹어도 돼?」, 「게보린 부작용」.
+    for i, raw in enumerate(ws):
+        low = raw.lower().strip(".,!?~")
+        if low in c.ask_about or any(low.startswith(a) for a in c.ask_about if len(a) >= 2 and not a.isascii()):
+            known_word = None
+            for j in range(0, i):  # the topic comes first (「이가탄은 잇몸 붓는 데 먹는 약이야?」)
+                w = _without_dosage_form(clean(ws[j]))
+                if w.lower() in c.dosage or _not_a_name(clean(ws[j])) or _not_a_name(w, vocabulary) or len(w) < 2:
+                    continue
+                if w in c.known and w not in c.products:
+                    known_word = known_word or w  # 「잇몸」, 「중학생」: a word the registry knows is seldom the brand
+                    continue
+                return w
+            if known_word:
+                return known_word
+    unknown = [w for w in (_without_dosage_form(x) for x in content_words(text, vocabulary))
+               if not _not_a_name(w, vocabulary) and len(w) >= 2 and (language == "ko" or w[:1].isupper())]
+    for w in unknown:
+        if w not in c.known or w in c.products:
+            return w
+    for w in content_words(text, vocabulary):
+        w = _without_dosage_form(w)
+        if not _not_a_name(w, vocabulary) and len(w) >= 2:
+            if language != "ko" and not w[:1].isupper():
+                continue
+            return w
+    return None
+
+
+def read_product_value(req: Any) -> Any:
+    ctx = req.context
+    if points_back(req.text) and ctx is not None and (getattr(ctx, "carried_args", None) or getattr(ctx, "references", None)):
+        return None
+    vocabulary = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
+    return product_in(req.text, vocabulary, req.language)
+
+
+def quoted(text: str) -> str | None:
+    """A word the citizen quotes (「'튼튼' 들어간」, "named “Sunshine”"): said on purpose, never a guess."""
+    m = re.search(r"['\"‘“「『]([^'\"’”」』]{1,30})['\"’”」』]", text)
+    return m.group(1).strip() if m else None
+
+
+def programme_named(text: str, vocabulary: str) -> str | None:
+    """A programme no term of the vocabulary knows, named by what it is (「기저귀 지원」 → 기저귀,
+    「청년내일저축계좌」 → itself): the vocabulary's ``programme_heads`` end the name."""
+    heads = vocab.words(vocabulary, "programme_heads")
+    if not heads:
+        return None
+    c = classes()
+    ws = [clean(w) for w in grammar.eojeols(without_personal(text))]
+    for i, w in enumerate(ws):
+        glued = next((h for h in heads if w.endswith(h) and len(w) - len(h) >= 2), None)
+        if glued and w not in c.terms and not _not_a_name(w):
+            return w
+        if w in heads and i > 0:
+            before = []
+            for prev in reversed(ws[:i]):
+                if (_not_a_name(prev) or prev in c.terms or prev in c.not_products or len(prev) < 2 or prev in heads
+                        or not _may_be_keyword(prev)):
+                    break
+                before.insert(0, prev)
+            if before:
+                return " ".join(before)
+    return None
+
+
+def read_keyword_value(req: Any) -> Any:
+    """With a vocabulary, the term of it the request names (한부모, 긴급복지); else, for a field that
+    needs one, the content words of the request."""
+    ctx = req.context
+    if req.vocabulary:
+        found = named_terms(req.text, req.vocabulary)
+        enum = req.prop.get("enum")
+        if found and enum:
+            # The field's own spelling of the term (긴급복지 → 「긴급복지 생계지원」), or nothing.
+            for _n, label in found:
+                for value in enum:
+                    v = str(value)
+                    if v == label or v.startswith(label) or label in v.split():
+                        return value
+            return None
+        if found:
+            return found[0][1]
+        if enum:
+            return None
+        named = programme_named(req.text, req.vocabulary)
+        if named:
+            return named
+        if req.slot is not None and req.slot.fill_optional == "vocabulary" and not req.required:
+            return None
+    if points_back(req.text) and ctx is not None and (getattr(ctx, "carried_args", None) or getattr(ctx, "references", None)):
+        return None
+    vocabulary = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
+    named = [w for w in content_words(_after_kind_noun(req.text), vocabulary, keyword=True) if _may_be_keyword(w)]
+    place = getattr(ctx, "place", None) if ctx is not None else None
+    ws = [w for w in named if w not in place.split()] if place else named
+    region = getattr(ctx, "region", None) if ctx is not None else None
+    if region is not None and getattr(ctx, "region_fields", False):
+        # A region the request names fills the adapter's region fields (「부산 수영구 청년 월세」 →
+        # 부산광역시, 수영구), never the words searched for — its 동 and 시·군·구 too; a word that only
+        # contains one (부산중앙고등학교) stays.
+        region_words = {*region.names(), *(region.sigungu or "").split(), region.dong or ""} - {""}
+        ws = [w for w in ws if clean(w) not in region_words]
+    from .regions import is_region_name
+
+    # The region is its own field when the adapter has one: 「부산 하단온누리약국」 searches
+    # 하단온누리약국 with sido 부산; an adapter without region fields keeps 「부산 소상공인」 whole, or
+    # the region the citizen named would be lost.
+    region_fields = bool(getattr(ctx, "region_fields", False))
+    kept = [w for w in ws if not is_region_name(w)] if region_fields else ws
+    if kept:
+        return " ".join(kept[:3])
+    if not req.required:
+        return None if not ws else " ".join(ws[:3])
+    # Only a place was named — the answer to 「which one?」 (「자갈치」) or a name that is also a
+    # 시·군·구 (「해운대 공영주차장」): it is the search word, unless it is only the 시·도.
+    rest = [w for w in named if not _is_sido(w)]
+    return " ".join(rest[:3]) if rest else None
+
+
+def _after_kind_noun(text: str) -> str:
+    """What follows the last noun saying what kind of thing a name is (「이번에 옮긴 직장 대성산업
+    가입돼 있어?」 → 「대성산업 가입돼 있어?」): the name comes after it, its modifiers before it."""
+    ws = grammar.eojeols(text)
+    kinds = classes().kind_nouns
+    for i in range(len(ws) - 2, -1, -1):
+        if clean(ws[i]) in kinds:
+            after = " ".join(ws[i + 1:])
+            # 「한빛정밀 가입 사업장 맞아?」: the kind noun is the head of the name before it, nothing after.
+            return after if any(_may_be_keyword(w) for w in content_words(after, keyword=True)) else text
+    return text
+
+
+def _may_be_keyword(word: str) -> bool:
+    """Not what is asked about a thing (영업시간, 관련) and not a verb form whose stem is one
+    syllable (「받을」, 「할」 of 「받을 수 있는」)."""
+    if word.lower() in vocab.fw("not_keywords"):
+        return False
+    stem, particle = grammar.split_particle(word, min_stem=1)
+    return not (particle and len(stem) == 1 and word not in classes().known)
+
+
+def _is_sido(word: str) -> bool:
+    from .regions import sidos
+
+    low = word.lower()
+    return any(low in (s["name"], s["short"], s["en"].lower()) for s in sidos())
+
+
+def read_stop_value(req: Any) -> Any:
+    c = classes()
+    ctx = req.context
+    if points_back(req.text) and ctx is not None and (getattr(ctx, "carried_args", None) or getattr(ctx, "references", None)):
+        return None
+    alt = "|".join(re.escape(s) for s in c.stop_suffixes)
+    m = re.search(rf"([가-힣A-Za-z0-9]+?)\s*(?:{alt})", req.text)
+    if m:
+        name = clean(m.group(1))
+        if len(name) >= 2 and not _not_a_name(name) and name.lower() not in ("버스", "bus"):
+            return name
+    place = getattr(ctx, "place", None) if ctx is not None else None
+    if place:
+        return place
+    vocabulary = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
+    ws = content_words(req.text, vocabulary)
+    return ws[0] if ws else None
+
+
+def person_name_in(text: str) -> str | None:
+    """A name only when stated as one (「이름은 홍길동」, "my name is Kim Minji", 「홍길동 1990-01-01」)."""
+    c = classes()
+    labels = "|".join(re.escape(w) for w in sorted(c.value_labels, key=len, reverse=True) if not w.isascii())
+    particles = "|".join(re.escape(p) for p in grammar.TOPIC_PARTICLES)
+    m = re.search(rf"(?:(?:{labels})(?:{particles})?\s*:?\s*|name is\s+)(?:([가-힣]{{2,4}}){grammar.NAME_END}|([A-Z][a-z]+(?: [A-Z][a-z]+)?))", text)
+    if m:
+        return m.group(1) or m.group(2)
+    pronouns = "|".join(re.escape(p) for p in sorted(vocab.fw("pronouns"), key=len, reverse=True) if not p.isascii())
+    m = (re.search(rf"(?:^|\s)([가-힣]{{2,4}}?){grammar.SELF_CALLED}", text)
+         or re.search(rf"(?:^|\s)(?:{pronouns})\s+([가-힣]{{2,4}}){grammar.POLITE_COPULA}", text))
+    if m and not is_function(m.group(1)) and m.group(1) not in c.terms and m.group(1) not in known_places():
+        return m.group(1)  # 「홍길동이라고 합니다」, 「저는 김민지입니다」
+    return _names_before_dates(text) or _english_name(text)
+
+
+__all__ = ["clean", "content_words", "person_name_in", "points_back", "product_in", "read_keyword_value",
+           "read_product_value", "read_stop_value"]
+
+
+def _names_before_dates(text: str) -> str | None:
+    """A 2–4 syllable word right before a date of birth or a phone number (「김하은, 1992년 3월 4일생」,
+    「박지은 880719」, 「우리 엄마 이순자 1956년 …」): a name stated as one."""
+    from .dates import birth_spans
+
+    c = classes()
+    for start, _end in birth_spans(text):
+        before = text[:start].rstrip(" ,/")
+        last = before.split()[-1] if before.split() else ""
+        noun = grammar.copula_noun(last)  # 「김민지입니다 1993년 …」: the name before its copula
+        if noun and 2 <= len(noun) <= 4:
+            before = before[: len(before) - len(last)] + noun
+        m = re.search(r"([가-힣]{2,4})$", before)
+        if not m:
+            continue
+        word = m.group(1)
+        if word.lower() in c.labels or is_function(word) or word in c.terms or word in known_places():
+            continue
+        if before[: m.start()] and re.search(r"[가-힣]$", before[: m.start()]):
+            continue  # the end of a longer word, not a name
+        return word
+    return None
+
+
+def _english_name(text: str) -> str | None:
+    """"I'm Lee Youngsoo", "my name is Kim Minji": capitalised words after the phrase only."""
+    for m in re.finditer(r"\b(?i:i'm|i am|my name is|name:)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2})\b", text):
+        return m.group(1)
+    return None
+
+
+def _whole_product(text: str) -> str | None:
+    """A product the vocabulary knows, named as a whole word (「판피린큐」 is not 판피린): its label."""
+    names = _product_names(table.folder())
+    for raw in grammar.eojeols(text):
+        w = clean(raw)
+        if w in names:
+            return names[w]
+    low = text.lower()
+    for name, label in names.items():
+        if name.isascii() and " " in name and re.search(rf"\b{re.escape(name)}\b", low):
+            return label
+    for raw in low.split():
+        w = raw.strip(".,!?'\"")
+        if w in names:
+            return names[w]
+    return None
+
+
+@lru_cache(maxsize=4)
+def _product_names(generated: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for t in vocab.terms("products"):
+        for n in (t["label"], *t.get("ko", []), *(e.lower() for e in t.get("en", []))):
+            out.setdefault(n, t["label"])
+    return out
+
+
+def product_cue(text: str) -> bool:
+    """The request asks about a product it names: a word no vocabulary knows before what is asked
+    about a medicine (「낙센 먹고」, 「써스펜 좌약 열날 때 써도 돼?」), or a product the vocabulary knows."""
+    if _whole_product(text):
+        return True
+    c = classes()
+    ws = grammar.eojeols(without_personal(text))
+    for i, raw in enumerate(ws[1:], 1):
+        low = raw.lower().strip(".,!?~")
+        if low in c.ask_about or any(low.startswith(a) for a in c.ask_about if len(a) >= 2 and not a.isascii()):
+            for j in range(i - 1, max(-1, i - 7), -1):
+                w = _without_dosage_form(clean(ws[j]))
+                if w.lower() in c.dosage or _not_a_name(w) or len(w) < 2:
+                    continue
+                if w not in c.known and grammar.is_hangul(w[:1]):
+                    return True
+                break
+    return False
