@@ -52,6 +52,18 @@ def check_response_fields(lm: LoadedManifest, resolved: Manifest | None) -> list
     record = set(doc.record)
     allowed = record | (set(doc.values) | set(_PIVOT_KEEP) if up.postprocess else set())
     problems: list[Problem] = []
+    rows = up.columns_to_rows
+    if rows is not None:
+        # The row keys are the engine's; every column they read is held to the guide.
+        allowed = allowed | set(rows.columns) | {rows.number_field} | set(rows.keep)
+        if rows.base is not None:
+            allowed |= {rows.base.date_field} | ({rows.base.time_field} if rows.base.time_field else set())
+        base_fields = [rows.base.field] if rows.base is not None and rows.base.field else []
+        for key, template in rows.columns.items():
+            names = template if isinstance(template, list) else [template.format(n=n) for n in rows.numbers]
+            for column in [*names, *base_fields, *rows.keep]:
+                if column not in record:
+                    problems.append(Problem(src.rel, src.line_of(("upstream", "columns_to_rows", "columns", key)), f"upstream.columns_to_rows.columns.{key}: '{column}' is not in the documented response of this operation ({guide})"))
     computed = set()
     if up.coordinates is not None:
         computed |= {"$latitude", "$longitude"}

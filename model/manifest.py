@@ -418,6 +418,79 @@ class DateWindow(Strict):
         return self
 
 
+IssueFormat = Literal["yyyymmdd", "hhmm", "hh", "yyyymmddhh", "yyyymmddhhmm"]
+
+
+class IssueTime(Strict):
+    """The latest *published* issue of a product, from the engine's clock in KST (no DST).
+
+    A product is issued at ``hours`` × ``minute`` and becomes callable ``ready_after_min`` later;
+    the engine sends the newest issue already callable, in each parameter's format. KMA examples:
+    초단기예보 base HH30 callable from HH45 (``minute: 30, ready_after_min: 15``, every hour); 중기예보
+    tmFc 0600/1800 (``hours: [6, 18]``, ``yyyymmddhhmm``); 생활·보건기상지수 time = the 06/18 issue as
+    ``yyyymmddhh``. Declared, so a new product is data, never a resolver of its own."""
+
+    hours: list[int] = Field(
+        default_factory=lambda: list(range(24)), min_length=1,
+        description="Issue hours of the day, KST (default every hour)",
+    )
+    minute: int = Field(default=0, ge=0, le=59, description="Minute of the issue (HH30 → 30)")
+    ready_after_min: int = Field(
+        default=0, ge=0, le=720, description="Minutes after the issue time until the service answers it"
+    )
+    params: dict[str, IssueFormat] = Field(
+        min_length=1, description="Upstream parameter → how it writes the issue (yyyymmdd, hhmm, hh, yyyymmddhh, yyyymmddhhmm)"
+    )
+
+    @field_validator("hours")
+    @classmethod
+    def _hours(cls, v: list[int]) -> list[int]:
+        if any(not 0 <= h <= 23 for h in v) or len(set(v)) != len(v):
+            raise ValueError("issue_time.hours are distinct hours 0-23")
+        return sorted(v)
+
+
+class RowBase(Strict):
+    """Where the moment the numbers count from is read: a sent request parameter (``param``, e.g.
+    the issue time tmFc the engine resolved) or a record field (``field``, e.g. ``date``)."""
+
+    param: str | None = None
+    field: str | None = None
+    format: IssueFormat = "yyyymmddhhmm"
+    unit: Literal["day", "hour"] = Field(description="What one step of the number is")
+    date_field: str = Field(default="date", description="Row key for the row's date (yyyymmdd)")
+    time_field: str | None = Field(default=None, description="Row key for the row's hour (hhmm); unit hour only")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RowBase:
+        if (self.param is None) == (self.field is None):
+            raise ValueError("columns_to_rows.base reads exactly one of 'param' or 'field'")
+        return self
+
+
+class ColumnsToRows(Strict):
+    """One upstream record whose numbered columns (rnSt4Am…wf10, taMin4…taMax10, h0…h75,
+    today/tomorrow, jd01…jd50) become one row per number: row key → column template with ``{n}``
+    (a Python format field, ``{n:02d}`` zero-pads) or an explicit list, one column per number.
+    A number whose columns are all absent or blank gives no row. With ``base``, each row also
+    carries its own date (and hour), so day-scoped answers (``x-day``) keep the day asked."""
+
+    numbers: list[int] = Field(min_length=1, description="The numbers, in row order (4…10; 0, 3, … 75)")
+    columns: dict[str, str | list[str]] = Field(min_length=1, description="Row key → column template or list")
+    number_field: str = Field(default="n", description="Row key carrying the number")
+    keep: list[str] = Field(default_factory=list, description="Record fields copied to every row")
+    base: RowBase | None = None
+
+    @model_validator(mode="after")
+    def _shapes(self) -> ColumnsToRows:
+        for key, spec in self.columns.items():
+            if isinstance(spec, list) and len(spec) != len(self.numbers):
+                raise ValueError(f"columns_to_rows.columns.{key}: one column per number ({len(self.numbers)})")
+            if isinstance(spec, str) and "{n" not in spec:
+                raise ValueError(f"columns_to_rows.columns.{key}: a template names {{n}}")
+        return self
+
+
 class Coordinates(Strict):
     """Where each record's position is and in which coordinate system (``crs``: an EPSG code
     pyproj knows — EPSG:4326 WGS84 lon/lat, EPSG:5174 the Bessel 중부원점 TM of the MOIS licensing
@@ -515,6 +588,12 @@ class Upstream(Strict):
     postprocess: str | None = Field(
         default=None, description="Named shared post-processor over the record list"
     )
+    issue_time: IssueTime | None = Field(
+        default=None, description="Parameters carrying the latest published issue time (KST)"
+    )
+    columns_to_rows: ColumnsToRows | None = Field(
+        default=None, description="One record with numbered columns → one row per number (after postprocess)"
+    )
     lookup: Lookup | None = None
     steps: list[Step] = Field(default_factory=list, description="Requests before the main one, in order")
     callable: bool = Field(
@@ -552,6 +631,15 @@ class Upstream(Strict):
             raise ValueError(f"steps: duplicate step id {sorted(dup)[0]!r}")
         if (self.json_params or self.json_static) and self.method != "POST":
             raise ValueError("json_params/json_static need method: POST")
+        if self.issue_time is not None:
+            clash = set(self.issue_time.params) & (set(self.params) | set(self.derived_params) | set(self.static_params))
+            if clash:
+                raise ValueError(f"issue_time.params: {sorted(clash)[0]!r} is sent twice")
+        base = self.columns_to_rows.base if self.columns_to_rows is not None else None
+        if base is not None and base.param is not None:
+            sent = set((self.issue_time.params if self.issue_time else {})) | set(self.derived_params) | set(self.params) | set(self.static_params)
+            if base.param not in sent:
+                raise ValueError(f"columns_to_rows.base.param: {base.param!r} is not a parameter this upstream sends")
         if self.after is not None and self.after.nearest is not None and self.coordinates is None:
             raise ValueError("after.nearest needs upstream.coordinates (where each record's position is)")
         _plain_http_credential(self.base_url, self.auth, "upstream.base_url")

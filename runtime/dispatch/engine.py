@@ -52,6 +52,7 @@ fixture transport: ``fixtures.py``).
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import functools
 import json
 import os
@@ -59,7 +60,7 @@ import ssl
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
@@ -72,7 +73,7 @@ from .after import matches
 from .binding import CredentialGuard, origin_of
 from .envelopes import Parsed, read_response, records_of
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
-from .calendar import to_today
+from .calendar import anchor_of, to_today
 from .fixtures import (
     FixtureTransport,
     fixture_content_type,
@@ -94,7 +95,7 @@ from .request import (
     join_url,
     with_defaults,
 )
-from .resolvers import Clock, kst, utc_now
+from .resolvers import Clock, issue_params, kst, utc_now
 from .transforms import get_path
 
 Mode = Literal["auto", "live", "mock"]
@@ -196,6 +197,10 @@ class _Run:
     after_args: dict | None = None
     deadline: float = float("inf")  # event-loop time by which the whole call must be over
     guard: CredentialGuard | None = None  # Live: where this call's credentials may go
+    sent: dict = field(default_factory=dict)  # the main request's parameters (columns_to_rows.base)
+    # Mock: the recording's own moment; the issue time it answered is the one read into rows
+    # (calendar.py then moves those rows to today, once).
+    issue_anchor: dt.datetime | None = None
 
 
 class Dispatcher:
@@ -379,6 +384,7 @@ class Dispatcher:
                 base,
                 live=False,
                 mock_routes=frozenset(routes),
+                issue_anchor=anchor_of(fx),
             )
             recorded = with_defaults(manifest.input_schema, fx.request)
             steps_match = any(step.match is not None for step in manifest.upstream.chain())
@@ -459,7 +465,7 @@ class Dispatcher:
             more = await self._more_pages(run, args, parsed)
             output = build_output(
                 parsed, run.upstream, run.manifest.output_schema,
-                run.after_args if run.after_args is not None else args, more,
+                run.after_args if run.after_args is not None else args, more, run.sent,
             )
         except UpstreamError as exc:
             out = error_outcome(run.manifest.id, tier, exc, t0)
@@ -510,6 +516,10 @@ class Dispatcher:
 
     async def _main_request(self, run: _Run, args: dict, page: int | None = None) -> Parsed:
         req = build_request(run.upstream, args, base_url=run.base_url, now=self.clock(), env=None, page=page)
+        if page in (None, 1):
+            run.sent = dict(req.params)
+            if run.issue_anchor is not None and run.upstream.issue_time is not None:
+                run.sent.update(issue_params(run.upstream.issue_time, run.issue_anchor))
         return await self._authorized(run, req, page=page)
 
     async def _more_pages(self, run: _Run, args: dict, first: Parsed) -> list[Parsed]:

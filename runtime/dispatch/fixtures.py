@@ -20,11 +20,13 @@ import httpx
 
 from ummaya.model.manifest import Fixture, Manifest
 
+from .calendar import anchor_of
 from .envelopes import read_response
 from .errors import ADAPTER_ERROR, UpstreamError
 from .outcome import CallOutcome, error_outcome, handoff_outcome, ms
 from .project import build_output, validate_output
 from .request import with_defaults
+from .resolvers import issue_params
 
 
 def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) -> Fixture:
@@ -167,7 +169,11 @@ def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutc
     try:
         parsed = read_response(manifest.upstream.envelope, fixture.status, body)
         args = with_defaults(manifest.input_schema, fixture.request)
-        output = build_output(parsed, manifest.upstream, manifest.output_schema, args)
+        # The issue time the recording answered (its own moment), for columns_to_rows.base.
+        anchor = anchor_of(fixture)
+        issue = manifest.upstream.issue_time
+        sent = issue_params(issue, anchor) if issue is not None and anchor is not None else {}
+        output = build_output(parsed, manifest.upstream, manifest.output_schema, args, sent=sent)
     except UpstreamError as exc:
         return error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
     status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"

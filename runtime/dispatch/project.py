@@ -12,6 +12,7 @@ a drifted upstream shows up as "items/0/distance_km: 'far' is not of type 'numbe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ummaya.model.manifest import Upstream
@@ -26,6 +27,7 @@ from .transforms import (
     apply_transform,
     coerce,
     coerce_object,
+    columns_to_rows,
     get_path,
 )
 
@@ -57,7 +59,9 @@ def _item_schema(output_schema: dict[str, Any]) -> dict[str, Any]:
     return (output_schema.get("properties", {}).get("items") or {}).get("items") or {}
 
 
-def records_from(parsed: Parsed, upstream: Upstream) -> list[Any]:
+def records_from(parsed: Parsed, upstream: Upstream, sent: Mapping[str, str] | None = None) -> list[Any]:
+    """The records of one page: at the record path, post-processed, numbered columns turned into
+    rows. ``sent``: the request parameters as sent (``columns_to_rows.base.param`` reads one)."""
     path = (
         upstream.record_path
         if upstream.record_path is not None
@@ -74,6 +78,8 @@ def records_from(parsed: Parsed, upstream: Upstream) -> list[Any]:
                 f"(known: {', '.join(POSTPROCESSORS)})",
             )
         records = fn([r for r in records if isinstance(r, dict)])
+    if upstream.columns_to_rows is not None:
+        records = columns_to_rows([r for r in records if isinstance(r, dict)], upstream.columns_to_rows, sent or {})
     return records
 
 
@@ -83,11 +89,13 @@ def build_output(
     output_schema: dict[str, Any],
     args: dict[str, Any] | None = None,
     more: list[Parsed] | None = None,
+    sent: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``more``: later pages (``upstream.paging``); ``args`` feed ``upstream.after``."""
-    records = records_from(parsed, upstream)
+    """``more``: later pages (``upstream.paging``); ``args`` feed ``upstream.after``; ``sent``: the
+    main request's parameters (``upstream.columns_to_rows.base``)."""
+    records = records_from(parsed, upstream, sent)
     for page in more or []:
-        records += records_from(page, upstream)
+        records += records_from(page, upstream, sent)
     records = add_positions(records, upstream.coordinates)
     kept = apply_after(records, upstream.after, args or {}) if upstream.after is not None else records
     if upstream.after is not None and needs_whole_list(upstream.after):
@@ -109,7 +117,7 @@ def build_output(
         )
 
     props: dict[str, Any] = output_schema.get("properties", {})
-    total = None if upstream.postprocess else parsed.total
+    total = None if upstream.postprocess or upstream.columns_to_rows else parsed.total
     if after_total is not None:
         total = after_total
     if not isinstance(total, int):

@@ -41,7 +41,7 @@ from ummaya.model.manifest import Auth, DateWindow, Filter, Step, Upstream
 from ummaya.runtime.schemas import errors as schema_errors
 
 from .errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
-from .resolvers import kst, resolve
+from .resolvers import issue_params, kst, resolve
 
 SECRET_PARAMS = frozenset(
     {
@@ -218,6 +218,8 @@ def build_request(
     pairs.update(dict(query_pairs(upstream.params, {}, args)))
     for name, expr in upstream.derived_params.items():
         pairs[name] = resolve(expr, args, now)
+    if upstream.issue_time is not None:
+        pairs.update(issue_params(upstream.issue_time, now))
     pairs.update(dict(filter_pairs(upstream.filters, args)))
     pairs.update(dict(window_pairs(upstream.window, args, now)))
     pairs.update(dict(projected_pairs(upstream, args)))

@@ -8,6 +8,9 @@ bases are testable at any instant. Every KMA time is computed in KST (UTC+9, no 
   30°/60°, origin 126°E 38°N at cell (43, 136)).
 - ``kma_base.date`` / ``.time``: the latest short-term forecast base (0200, 0500, … 2300) already
   published; a base appears about 10 minutes after its hour, so 02:09 still uses yesterday's 2300.
+- ``upstream.issue_time`` (declared, no resolver name): ``latest_issue`` over the manifest's issue
+  hours, minute and publication delay, each parameter in its own format (getUltraSrtFcst base HH30
+  callable from HH45; 중기예보 tmFc 0600/1800; 생활기상지수 time as YYYYMMDDHH).
 - ``kma_nowcast.date`` / ``.time``: the latest HH00 observation, callable from HH:10 (KMA guide
   of 2024-11-28; older guides said HH:40, which served answers up to 30 minutes staler).
 - ``today.yyyymmdd`` / ``.yyyymm`` / ``.yyyy`` / ``.mm``, ``days_ago_7.yyyymmdd``: KST calendar dates.
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ummaya.runtime.extensions import Registry
@@ -72,23 +75,47 @@ def kma_grid(lat: float, lon: float) -> tuple[int, int]:
 
 # -- KMA publication times ---------------------------------------------------------------------
 
+ISSUE_FORMATS = {"yyyymmdd": "%Y%m%d", "hhmm": "%H%M", "hh": "%H", "yyyymmddhh": "%Y%m%d%H", "yyyymmddhhmm": "%Y%m%d%H%M"}
+
+
+def latest_issue(
+    now: dt.datetime, *, hours: Sequence[int] = tuple(range(24)), minute: int = 0, ready_after_min: int = 0
+) -> dt.datetime:
+    """The newest issue (``hours`` × ``minute``, KST) already callable ``ready_after_min`` after it.
+
+    The declared ``upstream.issue_time`` of a manifest (model.manifest.IssueTime) and the named KMA
+    bases below are all this one rule."""
+    t = kst(now)
+    ready = dt.timedelta(minutes=ready_after_min)
+    day = t.replace(hour=0, minute=0, second=0, microsecond=0)
+    for back in range(0, 3 + ready_after_min // 1440):
+        d = day - dt.timedelta(days=back)
+        for hour in sorted(hours, reverse=True):
+            issue = d.replace(hour=hour, minute=minute)
+            if issue + ready <= t:
+                return issue
+    raise UpstreamError(ADAPTER_ERROR, "RESOLVER", "issue_time: no issue in the last days")  # unreachable for valid specs
+
+
+def issue_params(spec: Any, now: dt.datetime) -> dict[str, str]:
+    """``upstream.issue_time`` → {parameter: the latest issue written in its format}."""
+    issue = latest_issue(now, hours=spec.hours, minute=spec.minute, ready_after_min=spec.ready_after_min)
+    return {name: issue.strftime(ISSUE_FORMATS[fmt]) for name, fmt in spec.params.items()}
+
+
 _FORECAST_HOURS = (2, 5, 8, 11, 14, 17, 20, 23)
+FORECAST_READY_MINUTE = 10  # 단기예보 base HH00 is callable from about HH:10
 NOWCAST_READY_MINUTE = 10  # 초단기실황 HH00 is callable from HH:10 (KMA guide, 2024-11-28)
 
 
 def kma_forecast_base(now: dt.datetime) -> tuple[str, str]:
-    t = kst(now)
-    for hour in reversed(_FORECAST_HOURS):
-        if (t.hour, t.minute) >= (hour, 10):
-            return t.strftime("%Y%m%d"), f"{hour:02d}00"
-    return (t - dt.timedelta(days=1)).strftime("%Y%m%d"), "2300"
+    issue = latest_issue(now, hours=_FORECAST_HOURS, ready_after_min=FORECAST_READY_MINUTE)
+    return issue.strftime("%Y%m%d"), issue.strftime("%H%M")
 
 
 def kma_nowcast_base(now: dt.datetime) -> tuple[str, str]:
-    t = kst(now)
-    if t.minute < NOWCAST_READY_MINUTE:
-        t -= dt.timedelta(hours=1)
-    return t.strftime("%Y%m%d"), f"{t.hour:02d}00"
+    issue = latest_issue(now, ready_after_min=NOWCAST_READY_MINUTE)
+    return issue.strftime("%Y%m%d"), issue.strftime("%H%M")
 
 
 # -- dispatch ----------------------------------------------------------------------------------

@@ -17,18 +17,27 @@ Post-processors (``Upstream.postprocess``) reshape the record list before projec
 keys are the categories (TMP, POP, PTY, SKY, REH, WSD, PCP, SNO, TMN, TMX, …) plus ``fcstDate``,
 ``fcstTime``, ``baseDate``, ``baseTime``, ``nx``, ``ny``; ``kma_pivot_nowcast`` turns the nowcast
 rows (T1H, RN1, REH, PTY, WSD, VEC, …) into a single record keyed the same way.
+
+``columns_to_rows`` (declared as ``Upstream.columns_to_rows``, not named) turns one record with
+numbered columns into one row per number — KMA 중기예보 rnSt4Am…wf10 and taMin4…taMax10, 생활기상지수
+h0…h75, 꽃가루 today/tomorrow, an election's jd01…jd50 — each row with the number and, when a base
+moment is declared, its own date (and hour), so a day-scoped answer keeps the day asked.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ummaya.runtime.extensions import Registry
 
 from .errors import ADAPTER_ERROR, UpstreamError
+
+if TYPE_CHECKING:
+    from ummaya.model.manifest import ColumnsToRows
 
 # The extension points of this module (runtime/extensions.py): a new transform or post-processor is
 # one function below with its decorator; the build checks manifests' names against these.
@@ -256,3 +265,50 @@ def _pivot_nowcast(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [out]
 
 
+
+
+# -- numbered columns → rows (Upstream.columns_to_rows) ----------------------------------------
+
+_BASE_FORMATS = {"yyyymmdd": "%Y%m%d", "hhmm": "%H%M", "hh": "%H", "yyyymmddhh": "%Y%m%d%H", "yyyymmddhhmm": "%Y%m%d%H%M"}
+
+
+def _base_moment(record: dict[str, Any], spec: ColumnsToRows, sent: Mapping[str, str]) -> dt.datetime | None:
+    base = spec.base
+    if base is None:
+        return None
+    raw = sent.get(base.param) if base.param is not None else record.get(base.field or "")
+    if raw is None or str(raw).strip() == "":
+        return None
+    try:
+        return dt.datetime.strptime(str(raw).strip(), _BASE_FORMATS[base.format])
+    except ValueError as exc:
+        where = f"parameter '{base.param}'" if base.param is not None else f"field '{base.field}'"
+        raise UpstreamError(
+            ADAPTER_ERROR, "PARSE", f"columns_to_rows.base: {where} {raw!r} is not {base.format}"
+        ) from exc
+
+
+def columns_to_rows(
+    records: list[dict[str, Any]], spec: ColumnsToRows, sent: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Each record → one row per ``spec.numbers`` entry whose columns are not all absent/blank."""
+    out: list[dict[str, Any]] = []
+    for record in records:
+        moment = _base_moment(record, spec, sent)
+        for index, n in enumerate(spec.numbers):
+            row: dict[str, Any] = {}
+            for key, template in spec.columns.items():
+                column = template[index] if isinstance(template, list) else template.format(n=n)
+                if column in record and not _blank(record[column]):
+                    row[key] = record[column]
+            if not row:
+                continue
+            row = {**{k: record[k] for k in spec.keep if k in record}, spec.number_field: n, **row}
+            if moment is not None and spec.base is not None:
+                step = dt.timedelta(days=n) if spec.base.unit == "day" else dt.timedelta(hours=n)
+                at = moment + step
+                row[spec.base.date_field] = at.strftime("%Y%m%d")
+                if spec.base.time_field:
+                    row[spec.base.time_field] = at.strftime("%H%M")
+            out.append(row)
+    return out
