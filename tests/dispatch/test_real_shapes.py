@@ -9,6 +9,7 @@ not, CDATA sections, a trailer after the JSON object must never turn records int
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -61,6 +62,11 @@ def _no_prolog(text: str) -> str:
     return re.sub(r"^\s*<\?xml[^>]*\?>", "", text)
 
 
+def _as_cdata(m: re.Match[str]) -> str:
+    decoded = html.unescape(m.group(1))
+    return m.group(0) if "]]>" in decoded else f"><![CDATA[{decoded}]]><"
+
+
 def variants(body: bytes, is_json: bool) -> dict[str, tuple[bytes, str]]:
     text = body.decode("utf-8-sig")
     out = {
@@ -88,10 +94,9 @@ def variants(body: bytes, is_json: bool) -> dict[str, tuple[bytes, str]]:
             out["euc_kr_no_prolog_no_charset"] = (bare.encode("cp949"), BARE_XML)
         out["trailing_garbage_after_root"] = (body + b"\n<!-- was01 --><script>x</script>", XML)
         out["nul_padding_after_root"] = (body + b"\x00" * 16, XML)
-        out["cdata_text"] = (
-            re.sub(r">([^<>]*[가-힣][^<>]*)<", r"><![CDATA[\1]]><", text).encode(),
-            XML,
-        )
+        # A service that uses CDATA sends the characters themselves inside it (「<br>」, not
+        # 「&lt;br&gt;」: CDATA decodes no entity), so the wrapped text is the decoded text.
+        out["cdata_text"] = (re.sub(r">([^<>]*[가-힣][^<>]*)<", _as_cdata, text).encode(), XML)
     return out
 
 
