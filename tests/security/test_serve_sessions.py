@@ -7,11 +7,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 
 from tests.serve.conftest import (  # noqa: F401  (fixtures)
     _isolated_home,
@@ -23,6 +24,7 @@ from tests.serve.conftest import (  # noqa: F401  (fixtures)
 from tests.store.conftest import pg_base_url, pg_url  # noqa: F401
 from tests.store.test_store import Raw
 from ummaya.runtime.store import RetentionPolicy, open_store
+from ummaya.runtime.store.models import utcnow
 
 PLACE = "동아대 승학캠퍼스 근처 약국 어디 있어?"
 KEY_A = "key-a-0123456789abcdef"
@@ -183,34 +185,38 @@ def test_keys_off_cannot_read_a_keyed_trace(generated, url, tmp_path) -> None:  
 
 
 def test_expired_trace_is_404_before_the_purge(generated, url, tmp_path) -> None:  # noqa: F811
-    # 5 s: a first turn at today's registry size can itself take over a second (a 1 s lifetime
-    # expired before the first read even on an idle machine).
-    short = RetentionPolicy(ttl_days=5.0 / 86400)
-    with client(generated, url, tmp_path, retention=short, purge_interval_s=3600) as c:
-        j = c.post("/v1/answer", json={"query": PLACE, "mode": "mock"}).json()
-        assert c.get(f"/v1/traces/{j['trace_id']}").status_code == 200
-        time.sleep(5.3)
-        r = c.get(f"/v1/traces/{j['trace_id']}")
-        assert r.status_code == 404 and r.json()["error"]["code"] == "trace_not_found"
-    with open_store(url) as store:  # still stored: only the purge deletes it
-        assert store.get_trace(j["trace_id"]) is None
-        assert store.get_trace(j["trace_id"], include_expired=True) is not None
+    # A one-hour lifetime and a clock moved past it: no wall-clock wait, and a slow first turn
+    # on a loaded machine (over a minute at load 15) cannot expire the trace before its first read.
+    short = RetentionPolicy(ttl_days=1.0 / 24)
+    with time_machine.travel(utcnow(), tick=True) as clock:
+        with client(generated, url, tmp_path, retention=short, purge_interval_s=3600) as c:
+            j = c.post("/v1/answer", json={"query": PLACE, "mode": "mock"}).json()
+            assert c.get(f"/v1/traces/{j['trace_id']}").status_code == 200
+            clock.shift(timedelta(hours=1, seconds=1))
+            r = c.get(f"/v1/traces/{j['trace_id']}")
+            assert r.status_code == 404 and r.json()["error"]["code"] == "trace_not_found"
+        with open_store(url) as store:  # still stored: only the purge deletes it
+            assert store.get_trace(j["trace_id"]) is None
+            assert store.get_trace(j["trace_id"], include_expired=True) is not None
 
 
 def test_an_idle_session_expires(generated, url, tmp_path, monkeypatch) -> None:  # noqa: F811
-    monkeypatch.setenv("UMMAYA_SESSION_TTL_MIN", str(1.5 / 60))  # 1.5 s
-    with client(generated, url, tmp_path) as c:
-        sid = c.post("/v1/answer", json={"query": PLACE, "mode": "mock"}).json()["session_id"]
-        r = c.post("/v1/answer", json={"query": PLACE, "mode": "mock", "session_id": sid})
-        assert r.status_code == 200  # in use: each saved turn keeps it alive
-        time.sleep(2.0)
-        r = c.post("/v1/answer", json={"query": PLACE, "mode": "mock", "session_id": sid})
-        assert r.status_code == 404 and r.json()["error"]["code"] == "session_not_found"
-    with open_store(url) as store:
-        from datetime import timedelta
-
-        assert store.purge_issued_sessions(timedelta(seconds=1.5)) >= 1
-        assert not store.issued_session(sid, None)
-        fresh = store.issue_session(None)
-        assert store.purge_issued_sessions(timedelta(minutes=5)) == 0
-        assert store.issued_session(fresh, None, idle=timedelta(minutes=5))
+    monkeypatch.setenv("UMMAYA_SESSION_TTL_MIN", "60")  # the clock moves; a slow turn cannot expire it
+    with time_machine.travel(utcnow(), tick=True) as clock:
+        with client(generated, url, tmp_path) as c:
+            sid = c.post("/v1/answer", json={"query": PLACE, "mode": "mock"}).json()["session_id"]
+            clock.shift(timedelta(minutes=40))
+            r = c.post("/v1/answer", json={"query": PLACE, "mode": "mock", "session_id": sid})
+            assert r.status_code == 200  # in use: each saved turn keeps it alive
+            clock.shift(timedelta(minutes=40))  # 80 min since the first turn, 40 since the last
+            r = c.post("/v1/answer", json={"query": PLACE, "mode": "mock", "session_id": sid})
+            assert r.status_code == 200
+            clock.shift(timedelta(minutes=61))
+            r = c.post("/v1/answer", json={"query": PLACE, "mode": "mock", "session_id": sid})
+            assert r.status_code == 404 and r.json()["error"]["code"] == "session_not_found"
+        with open_store(url) as store:
+            assert store.purge_issued_sessions(timedelta(minutes=60)) >= 1
+            assert not store.issued_session(sid, None)
+            fresh = store.issue_session(None)
+            assert store.purge_issued_sessions(timedelta(minutes=5)) == 0
+            assert store.issued_session(fresh, None, idle=timedelta(minutes=5))

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 
 from tests.serve.conftest import client
 from ummaya.runtime.store import RetentionPolicy, open_store
-from ummaya.runtime.store.models import parse_iso
+from ummaya.runtime.store.models import parse_iso, utcnow
 
 QUERY = "010-1234-5678 이 번호로 연락 주세요. 동아대 승학캠퍼스 근처 약국 어디 있어?"
 PHONE = "1234-5678"
@@ -82,23 +84,33 @@ def test_traces_off(generated: Path, backend_url: str, tmp_path: Path) -> None:
 
 
 def test_ttl_purge_at_startup_and_on_the_timer(generated: Path, backend_url: str, tmp_path: Path) -> None:
-    short = RetentionPolicy(raw_text="none", ttl_days=5.0 / 86400)  # 5 s: a first turn can take over a second
-    with client(generated, backend_url, tmp_path, retention=short, purge_interval_s=3600) as c:
-        j, t = _ask(c)
-        assert t is not None
-        keep_long = RetentionPolicy(ttl_days=30)
-    with client(generated, backend_url, tmp_path, retention=keep_long) as c:
-        j2, t2 = _ask(c)  # one that must survive the purge below
-    time.sleep(5.2)
-    with client(generated, backend_url, tmp_path, retention=keep_long) as c:  # start-up purge
-        assert c.get(f"/v1/traces/{j['trace_id']}").status_code == 404
-        assert c.get(f"/v1/traces/{j2['trace_id']}").status_code == 200
-    # the timer: a server that keeps running purges what expires while it runs
-    with client(generated, backend_url, tmp_path, retention=short, purge_interval_s=1) as c:
-        j3, t3 = _ask(c)
-        assert t3 is not None
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and c.get(f"/v1/traces/{j3['trace_id']}").status_code == 200:
-            time.sleep(0.25)
-        assert c.get(f"/v1/traces/{j3['trace_id']}").status_code == 404
-        assert c.get(f"/v1/traces/{j2['trace_id']}").status_code == 200
+    # An hour's lifetime and a clock moved past it (a slow first turn under load cannot expire a
+    # trace before its first read, and nothing waits on the wall clock for it to expire).
+    short = RetentionPolicy(raw_text="none", ttl_days=1.0 / 24)
+    keep_long = RetentionPolicy(ttl_days=30)
+    past_short = timedelta(hours=1, seconds=1)
+    with time_machine.travel(utcnow(), tick=True) as clock:
+        with client(generated, backend_url, tmp_path, retention=short, purge_interval_s=3600) as c:
+            j, t = _ask(c)
+            assert t is not None
+        with client(generated, backend_url, tmp_path, retention=keep_long) as c:
+            j2, t2 = _ask(c)  # one that must survive the purges below
+        clock.shift(past_short)
+        with open_store(backend_url) as store:  # expired, but only a purge deletes it
+            assert store.get_trace(j["trace_id"], include_expired=True) is not None
+        with client(generated, backend_url, tmp_path, retention=keep_long) as c:  # start-up purge
+            assert c.get(f"/v1/traces/{j['trace_id']}").status_code == 404
+            assert c.get(f"/v1/traces/{j2['trace_id']}").status_code == 200
+        with open_store(backend_url) as store:
+            assert store.get_trace(j["trace_id"], include_expired=True) is None
+        # the timer: a server that keeps running purges what expires while it runs
+        with client(generated, backend_url, tmp_path, retention=short, purge_interval_s=1) as c:
+            j3, t3 = _ask(c)
+            assert t3 is not None
+            clock.shift(past_short)
+            with open_store(backend_url) as store:
+                deadline = time.monotonic() + 30  # the purge timer is real; poll it, do not sleep a guess
+                while time.monotonic() < deadline and store.get_trace(j3["trace_id"], include_expired=True):
+                    time.sleep(0.2)
+                assert store.get_trace(j3["trace_id"], include_expired=True) is None
+            assert c.get(f"/v1/traces/{j2['trace_id']}").status_code == 200
