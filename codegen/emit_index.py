@@ -26,7 +26,7 @@ from ummaya.model.service_words import derive_service_words
 
 # Kiwi-derived terms are computed here, at build time, so the query path never loads Kiwi.
 # (They depend on the kiwipiepy version, which documents.json records.)
-from ummaya.runtime.retrieve.analysis import ANALYZER_VERSION, kiwi_version, morphs_many
+from ummaya.model.analysis import ANALYZER_VERSION, kiwi_version, morphs_many
 
 DOCUMENTS_PATH = "index/documents.json"
 DOCUMENTS_FORMAT = 1
