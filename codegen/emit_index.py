@@ -167,7 +167,7 @@ def add_morphs(docs: list[dict[str, Any]]) -> None:
         for t in _field_text(d["text"][lang][f])
     ]
     texts += [n["text"] for d in docs for n in d["negative_examples"]]
-    analysed = dict(zip(texts, morphs_many(texts)))
+    analysed = dict(zip(texts, morphs_many(texts), strict=False))
     for d in docs:
         d["morphs"] = {
             lang: {

@@ -179,7 +179,7 @@ def _first_difference(expected: Any, actual: Any, path: str = "") -> str | None:
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
             return f"{path or '(root)'}: parser output has {len(actual)} items, fixture expects {len(expected)}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             diff = _first_difference(e, a, f"{path}[{i}]")
             if diff:
                 return diff

@@ -705,7 +705,7 @@ class Retriever:
         if self._agency_names is None:
             t = self.table
             self._agency_names = np.array(
-                [[c.lower(), ko, en.lower()] for c, ko, en in zip(t.agency.tolist(), t.agency_ko, t.agency_en)],
+                [[c.lower(), ko, en.lower()] for c, ko, en in zip(t.agency.tolist(), t.agency_ko, t.agency_en, strict=False)],
                 dtype=str,
             ).reshape(self.n, 3)
         return self._agency_names
