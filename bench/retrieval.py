@@ -174,7 +174,7 @@ def main() -> None:
     ap.add_argument("--write-readme", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="also write the raw figures here")
     args = ap.parse_args()
-    from ummaya.runtime.retrieve.analysis import kiwi
+    from ummaya.model.analysis import kiwi
 
     k = kiwi()
     real = real_manifests(ROOT)

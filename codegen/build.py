@@ -60,9 +60,8 @@ def generator_hash() -> str:
     """Everything besides the registry that decides the bytes: this package's code and the
     versions of the libraries that render output."""
     here = Path(__file__).parent
-    # emit_index analyses text with the retrieval analyzer, so that module decides bytes too.
-    sources = (sorted(here.glob("*.py")) + sorted((here.parent / "model").glob("*.py"))
-               + sorted((here.parent / "runtime" / "retrieve").glob("analysis.py")))
+    # model/ holds the retrieval analyzer emit_index analyses text with, so it decides bytes too.
+    sources = sorted(here.glob("*.py")) + sorted((here.parent / "model").glob("*.py"))
     h = sha256(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in sources))
     versions = ",".join(f"{d}={_version(d)}" for d in ("datamodel-code-generator", "jinja2", "pydantic", "kiwipiepy"))
     return sha256(f"{h}|{versions}|{_extensions_digest()}".encode())
@@ -98,7 +97,7 @@ def is_up_to_date(root: Path, hashes=None) -> str | None:
     """The release id when a rebuild would write exactly what is there, else None. The lock and
     the outputs it names come from the checkout (a pull request): only regular files inside
     generated/ and llms/ are read, so a symlink to /dev/zero cannot hang ``check``."""
-    from .containment import UnsafeFile, read_regular, unreadable
+    from ummaya.model.containment import UnsafeFile, read_regular, unreadable
     from .emit_cache import FileHashes
 
     hashes = hashes or FileHashes(root)
@@ -221,7 +220,7 @@ def _run_emit_index(manifests, noun_texts=None, domains=None) -> dict[str, bytes
 def _warm_index_worker() -> None:
     """Load Kiwi (seconds) in the index worker while the parent is still reading YAML."""
     try:
-        from ummaya.runtime.retrieve.analysis import kiwi
+        from ummaya.model.analysis import kiwi
 
         kiwi()
     except Exception:  # only a head start; emit_index loads what it needs itself

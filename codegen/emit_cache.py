@@ -10,22 +10,9 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
 from pathlib import Path
 
-
-def write_atomic(path: Path, data: bytes) -> bool:
-    """Write then rename, so a concurrent build never reads half a file. False when it cannot be
-    written: a cache that cannot be written only costs time."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-        return True
-    except OSError:
-        return False
+from ummaya.model.containment import write_atomic
 
 
 def default_cache_dir() -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .emit_lock import canonical_json
+from ummaya.model.fixtures import fixture_files
 from .loader import LoadedManifest
 from ummaya.model.manifest import Manifest
 
@@ -23,11 +24,9 @@ def emit_catalog(resolved: list[Manifest], release_id: str) -> dict[str, bytes]:
 
 
 def emit_fixtures(manifests: list[LoadedManifest], resolved: list[Manifest]) -> dict[str, bytes]:
-    """Exactly the files ``dispatch.fixture_files`` says a Mock call reads (a fixture's body and,
+    """Exactly the files ``model.fixtures.fixture_files`` says a Mock call reads (a fixture's body and,
     for an adapter with a lookup, its ``.lookup`` sibling): one contract shared with the runtime,
     so the shipped Mock runs the same requests the registry's fixtures describe."""
-    from ummaya.runtime.dispatch.fixtures import fixture_files
-
     by_id = {m.id: m for m in resolved}
     out: dict[str, bytes] = {}
     for lm in manifests:

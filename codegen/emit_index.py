@@ -26,7 +26,7 @@ from ummaya.model.service_words import derive_service_words
 
 # Kiwi-derived terms are computed here, at build time, so the query path never loads Kiwi.
 # (They depend on the kiwipiepy version, which documents.json records.)
-from ummaya.runtime.retrieve.analysis import ANALYZER_VERSION, kiwi_version, morphs_many
+from ummaya.model.analysis import ANALYZER_VERSION, kiwi_version, morphs_many
 
 DOCUMENTS_PATH = "index/documents.json"
 DOCUMENTS_FORMAT = 1
@@ -167,7 +167,7 @@ def add_morphs(docs: list[dict[str, Any]]) -> None:
         for t in _field_text(d["text"][lang][f])
     ]
     texts += [n["text"] for d in docs for n in d["negative_examples"]]
-    analysed = dict(zip(texts, morphs_many(texts)))
+    analysed = dict(zip(texts, morphs_many(texts), strict=False))
     for d in docs:
         d["morphs"] = {
             lang: {

@@ -52,7 +52,7 @@ def hash_inputs(root: Path, hashes=None) -> dict[str, str]:
     """``{root-relative path: sha256}``; ``hashes`` (emit_cache.FileHashes) skips unchanged files.
     A file the build must not read (a symlink out of registry/, a FIFO, a device, an oversized
     file: containment.unreadable) is never opened; the loader reports it, located."""
-    from .containment import unreadable
+    from ummaya.model.containment import unreadable
 
     root = str(root)
     registry = os.path.realpath(os.path.join(root, "registry"))

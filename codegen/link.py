@@ -30,7 +30,7 @@ from .provenance import check_provenance
 from .resolve import UnknownProfile, resolve_manifest
 from .response_fields import check_response_fields
 from .schema_keywords import check_schema_keywords
-from .templates import check_templates
+from ummaya.model.templates import check_templates
 from .url_checks import registry_url_problems
 
 # Which slot types are derived (filled only by an earlier call, the session or a code table, never
@@ -179,7 +179,7 @@ def _first_difference(expected: Any, actual: Any, path: str = "") -> str | None:
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
             return f"{path or '(root)'}: parser output has {len(actual)} items, fixture expects {len(expected)}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             diff = _first_difference(e, a, f"{path}[{i}]")
             if diff:
                 return diff
@@ -296,7 +296,8 @@ def _checker_hash(parse: ParseFixture | None) -> str:
     """What decides a fixture check besides the adapter's own files: this module, the dispatcher
     package (the parser) and the validators' versions."""
     here = Path(__file__).resolve()
-    files = [here, *(here.with_name(n) for n in ("templates.py", "response_fields.py", "provenance.py", "resolve.py"))]
+    files = [here, Path(check_templates.__code__.co_filename).resolve(),
+             *(here.with_name(n) for n in ("response_fields.py", "provenance.py", "resolve.py"))]
     if parse is not None:
         module = sys.modules.get(getattr(parse, "__module__", "") or "")
         origin = getattr(module, "__file__", None)

@@ -332,7 +332,7 @@ def _strings(value: Any, limit: int = 80) -> list[str]:
 
 def known_nouns(texts: list[str]) -> list[str]:
     """Nouns (NNG/NNP, two syllables or more) Kiwi finds in ``texts`` — run at build time only."""
-    from ummaya.runtime.retrieve.analysis import kiwi
+    from ummaya.model.analysis import kiwi
 
     k = kiwi()
     nouns: set[str] = set()

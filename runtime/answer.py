@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ummaya.model.manifest import Manifest
-from ummaya.codegen.templates import has_content as _has_content
-from ummaya.codegen.templates import render as render_template
+from ummaya.model.templates import has_content as _has_content
+from ummaya.model.templates import render as render_template
 
 from .plan.base import Evidence
 

@@ -160,9 +160,9 @@ def _catalog_ids(root: Path) -> set[str] | None:
 
 def validate_scenarios(root: Path, adapters: set[str] | None = None) -> tuple[list[tuple[Path, Scenario]], list[Any]]:
     """Parse and validate every ``registry/scenarios/*.yaml``; returns the scenarios and every
-    problem (``codegen.loader.Problem``: path, line, message). ``adapters``: the known ids (None →
+    problem (``model.documents.Problem``: path, line, message). ``adapters``: the known ids (None →
     the built catalog's, when there is one)."""
-    from ummaya.codegen.loader import Problem, _validation_problems, parse_yaml
+    from ummaya.model.documents import Problem, parse_yaml, validation_problems
 
     root = Path(root).resolve()
     if adapters is None:
@@ -183,7 +183,7 @@ def validate_scenarios(root: Path, adapters: set[str] | None = None) -> tuple[li
             parsed = ScenarioFile.model_validate(doc.data, context={"adapters": adapters})
         except ValidationError as exc:
             # pydantic words a validator's ValueError as "Value error, …": keep only the message.
-            problems += [dataclasses.replace(p, message=p.message.replace(": Value error, ", ": ")) for p in _validation_problems(doc, exc)]
+            problems += [dataclasses.replace(p, message=p.message.replace(": Value error, ", ": ")) for p in validation_problems(doc, exc)]
             continue
         for i, sc in enumerate(parsed.scenarios):
             where = f"{rel}:{doc.line_of(('scenarios', i, 'id'))}"

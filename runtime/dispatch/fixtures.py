@@ -18,6 +18,12 @@ from typing import Any
 
 import httpx
 
+from ummaya.model.fixtures import (  # the file-name contract, shared with the build
+    fixture_files as fixture_files,
+    lookup_fixture_name as lookup_fixture_name,
+    page_fixture_name as page_fixture_name,
+    step_fixture_name as step_fixture_name,
+)
 from ummaya.model.manifest import Fixture, Manifest
 
 from .calendar import anchor_of
@@ -52,44 +58,6 @@ def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) 
     raise UpstreamError(
         ADAPTER_ERROR, "NO_FIXTURE", f"{manifest.id} has no normal fixture to answer from"
     )
-
-
-def step_fixture_name(response: str, step_id: str) -> str:
-    """``hadan.json`` + step ``hospital`` → ``hadan.hospital.json``: the body Mock answers that
-    step's request with."""
-    p = Path(response)
-    return str(p.with_name(f"{p.stem}.{step_id}{p.suffix}"))
-
-
-def lookup_fixture_name(response: str) -> str:
-    """``hadan.json`` → ``hadan.lookup.json``: the body Mock answers a lookup request with."""
-    return step_fixture_name(response, "lookup")
-
-
-def page_fixture_name(response: str, page: int) -> str:
-    """``seoul.json`` → ``seoul.page2.json``: the body Mock answers page 2 with."""
-    return step_fixture_name(response, f"page{page}")
-
-
-def fixture_files(manifest: Manifest, fixture: Fixture, folder: Path) -> list[str]:
-    """Every file under ``folder`` (fixtures/<adapter_id>/) a Mock call with ``fixture`` reads —
-    what the build must copy to generated/fixtures/<adapter_id>/."""
-    if fixture.response is None:
-        return []
-    files = [fixture.response]
-    if manifest.upstream is None:
-        return files
-    for step in manifest.upstream.chain():
-        side = step_fixture_name(fixture.response, step.id)
-        if (folder / side).is_file():
-            files.append(side)
-    paging = manifest.upstream.paging
-    for n in range(2, (paging.max_pages if paging else 1) + 1):
-        side = page_fixture_name(fixture.response, n)
-        if not (folder / side).is_file():
-            break
-        files.append(side)
-    return files
 
 
 def fixture_content_type(fixture: Fixture) -> str:

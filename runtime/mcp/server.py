@@ -33,7 +33,6 @@ from mcp_types.version import is_version_at_least
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
 from ..context import RequestError
 from ..events import STOP_LAYER
 from ..plan.base import ToolCall

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import grams
+from ummaya.model.analysis import grams
 
 EXAMPLES_FILE = "examples.npz"
 FOR, AGAINST_NOTHING, AGAINST_OTHER = 0, 1, 2

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import ANALYZER_VERSION, grams
+from ummaya.model.analysis import ANALYZER_VERSION, grams
 from .counter_examples import EXAMPLES_FILE, CounterExamples
 from .doc_table import DocTable
 

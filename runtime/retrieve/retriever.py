@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from pydantic import BaseModel
 
-from .analysis import _RUN, Segmenter, _en_words, grams
+from ummaya.model.analysis import _RUN, Segmenter, _en_words, grams
 from .doc_table import DocTable
 from .counter_examples import AGAINST_NOTHING, EXAMPLES_FILE, CounterExamples
 from .index import TABLE_FILE, Compiled, IndexConfig, ensure_index
@@ -436,7 +436,7 @@ class Retriever:
     def query_terms(self, query: str) -> Counter[str]:
         terms: Counter[str] = Counter(f"g:{t}" for t in grams(query))
         if self.kiwi_query:
-            from .analysis import morphs
+            from ummaya.model.analysis import morphs
 
             terms.update(f"m:{t}" for t in morphs(query))
         else:
@@ -705,7 +705,7 @@ class Retriever:
         if self._agency_names is None:
             t = self.table
             self._agency_names = np.array(
-                [[c.lower(), ko, en.lower()] for c, ko, en in zip(t.agency.tolist(), t.agency_ko, t.agency_en)],
+                [[c.lower(), ko, en.lower()] for c, ko, en in zip(t.agency.tolist(), t.agency_ko, t.agency_en, strict=False)],
                 dtype=str,
             ).reshape(self.n, 3)
         return self._agency_names

@@ -19,7 +19,7 @@ raw text at all (request, answer, deltas), since text built from a number cannot
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 

@@ -457,12 +457,12 @@ def check(text: str, facts: Facts) -> Verdict:
     if any(v is not None and v[0] == "completion" for v in verdicts):
         # A receipt or case number belongs to the completion it would prove: with the completion
         # gone, a number only an upstream's text backs goes too (the citizen's own stays).
-        for i, (a, b) in enumerate(spans):
+        for i in range(len(spans)):
             if verdicts[i] is None and i in found:
                 verdicts[i] = _orphan_number(found[i], text, facts)
     kept: list[str] = []
     removed: list[dict[str, str]] = []
-    for (a, b), bad in zip(spans, verdicts):
+    for (a, b), bad in zip(spans, verdicts, strict=False):
         sentence = text[a:b]
         if bad is None:
             kept.append(sentence)

@@ -40,7 +40,7 @@ async def dispatch(
     except TimeoutError:
         outcomes = [p.result() if p.done() and not p.cancelled() and p.exception() is None
                     else _timed_out(c.adapter_id, dispatcher.resolve_tier(c.adapter_id, ctx.mode))
-                    for c, p in zip(calls, pending)]
+                    for c, p in zip(calls, pending, strict=False)]
     finally:
         for p in pending:
             if not p.done():
@@ -48,7 +48,7 @@ async def dispatch(
     st.messages.append({"role": "assistant", "content": None, "tool_calls": [
         {"id": c.id, "type": "function", "function": {"name": c.adapter_id, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
         for c in calls]})
-    done = [Dispatched(c, by_id[c.adapter_id], out) for c, out in zip(calls, outcomes)]
+    done = [Dispatched(c, by_id[c.adapter_id], out) for c, out in zip(calls, outcomes, strict=False)]
     for d in done:
         c, m, out = d.call, d.manifest, d.outcome
         error = ({"class": out.error_class, "code": out.error_code, "message": out.error_message}

@@ -23,7 +23,7 @@ from .values import Checked, Stop, TurnContext, TurnState
 def validate(calls: list[ToolCall], by_id: dict[str, Manifest], st: TurnState, log: TurnLog) -> Checked:
     log.stage = "validate"
     checked = Checked(calls, [validate_call(c, by_id) for c in calls])
-    for c, errs in zip(calls, checked.errors):
+    for c, errs in zip(calls, checked.errors, strict=False):
         log.emit("validation", "validate", adapter_id=c.adapter_id, ok=not errs, errors=errs,
                  repair=st.repairs.get(c.adapter_id, 0) > 0)
     return checked
@@ -53,12 +53,12 @@ def repair_or_stop(checked: Checked, ctx: TurnContext, st: TurnState, call_row, 
     """After a failed validation: True = the planner gets it back (once per adapter within
     ``budget``); past the budget raises the ``invalid_arguments`` stop."""
     problems = "; ".join(checked.problems)
-    failing = [c.adapter_id for c, errs in zip(checked.calls, checked.errors) if errs]
+    failing = [c.adapter_id for c, errs in zip(checked.calls, checked.errors, strict=False) if errs]
     if repair_budget_left(st, failing, budget):
         for a in failing:
             st.repairs[a] = st.repairs.get(a, 0) + 1
         st.repaired, st.repair, st.repair_kind = True, problems, "validation"
-        show_refused(st, checked.calls, {c.id: "; ".join(errs) for c, errs in zip(checked.calls, checked.errors) if errs})
+        show_refused(st, checked.calls, {c.id: "; ".join(errs) for c, errs in zip(checked.calls, checked.errors, strict=False) if errs})
         return True
     for c in checked.calls:
         st.calls.append(call_row(c, "invalid"))

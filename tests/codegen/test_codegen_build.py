@@ -154,7 +154,7 @@ def test_inline_and_worker_builds_write_the_same_bytes(built, monkeypatch):
 KIWI_THEN_BUILD = """
 import sys
 from pathlib import Path
-from ummaya.runtime.retrieve.analysis import kiwi
+from ummaya.model.analysis import kiwi
 kiwi().tokenize("동아대 근처 응급실 알려줘")  # Kiwi's threads now exist in this process
 from ummaya.codegen.build import build
 from ummaya.codegen.emit_cache import Cache

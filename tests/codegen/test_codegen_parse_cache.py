@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ummaya.codegen import loader
+from ummaya.model import documents as loader  # the YAML parser moved to the model layer
 from ummaya.codegen.loader import ParseCache, load_registry, manifest_paths
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -74,7 +74,7 @@ def test_real_registry_templates_render_every_fixture(language):
     from pathlib import Path
 
     from ummaya.codegen.loader import load_registry
-    from ummaya.codegen.templates import check_templates
+    from ummaya.model.templates import check_templates
 
     registry, _ = load_registry(Path(__file__).resolve().parents[2])
     assert [str(p) for lm in registry.manifests for p in check_templates(lm) if f"render.{language}" in p.message] == []

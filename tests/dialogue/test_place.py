@@ -77,7 +77,7 @@ def test_deixis() -> None:
 def test_no_kiwi_at_query_time_every_surface_reads_alike(monkeypatch) -> None:
     """The place reader never consults Kiwi, loaded or not: a CLI and a server read a request the
     same way. Unknown adverbial forms end the span by grammar (빨갛게), not by a tagger."""
-    from ummaya.runtime.retrieve import analysis
+    from ummaya.model import analysis
 
     monkeypatch.setattr(analysis, "_kiwi", None)
     assert place_span("빨갛게 근처 약국", "ko") is None

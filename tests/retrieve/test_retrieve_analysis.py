@@ -1,6 +1,6 @@
 """Korean analysis: the same word splits the same way in a query and in a document."""
 
-from ummaya.runtime.retrieve.analysis import Segmenter, grams, morphs
+from ummaya.model.analysis import Segmenter, grams, morphs
 
 
 def test_grams_split_seunghak_identically_alone_and_inside_a_word():

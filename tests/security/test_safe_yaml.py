@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ummaya.codegen import loader
+from ummaya.model import documents as loader  # the YAML parser moved to the model layer
 from ummaya.codegen.loader import parse_yaml
 
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests.codegen.project import NMC, edit, line_of, make_project, run
-from ummaya.codegen.templates import MAX_OUTPUT, TemplateBudget, render
+from ummaya.model.templates import MAX_OUTPUT, TemplateBudget, render
 
 KO_LOOP = "    {% for h in items[:5] %}{{ loop.index }}. {{ h.name }} ("
 
@@ -104,7 +104,7 @@ def test_at_run_time_an_over_budget_template_falls_back_to_the_listing() -> None
 def test_filters_that_take_the_environment_still_work_under_the_budget() -> None:
     # truncate and wordwrap are @pass_environment filters: the budget's wrapper must keep that, or
     # jinja hands them the value as the environment ('str' object has no attribute 'policies').
-    from ummaya.codegen.templates import TemplateBudget, render
+    from ummaya.model.templates import TemplateBudget, render
 
     assert render("{{ x | truncate(9) }}", {"x": "abcdefghijk lmnop"}) == "abcdef..."
     assert render("{{ x | wordwrap(4) }}", {"x": "abcd efgh"}) == "abcd\nefgh"

@@ -10,7 +10,6 @@ masked (runtime/dispatch/recording.py). Then run ``ummaya build``. See docs/CONT
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import json
 import os
 

@@ -262,8 +262,8 @@ def _first_line(lm: Any, lang: str) -> int:
 
 
 def check_templates(lm: Any) -> list[Any]:
-    """Problems (``codegen.loader.Problem``) in one loaded manifest's ``render`` templates."""
-    from .loader import Problem
+    """Problems (``model.documents.Problem``) in one loaded manifest's ``render`` templates."""
+    from .documents import Problem
 
     m = lm.manifest
     if m.render is None:

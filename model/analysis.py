@@ -206,7 +206,7 @@ def morphs_many(texts: list[str]) -> list[tuple[str, ...]]:
     """Batch form for the build (Kiwi's own batching is faster than one call per text)."""
     todo = sorted({t for t in texts if t.strip()} - set(_morph_cache))
     if todo:
-        for text, toks in zip(todo, kiwi().tokenize(todo)):
+        for text, toks in zip(todo, kiwi().tokenize(todo), strict=False):
             _morph_cache[text] = tuple(_morph_terms(toks))
     return [_morph_cache.get(t, ()) for t in texts]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path, PurePosixPath
 
 # A fixture body or any other file under registry/ (the largest real body is ~100 KB).
@@ -99,3 +100,17 @@ def read_regular(path: Path, limit: int) -> bytes:
 
 class UnsafeFile(Exception):
     """A file the build refuses to read; the message says why (located by the caller)."""
+
+
+def write_atomic(path: Path, data: bytes) -> bool:
+    """Write then rename, so a concurrent build never reads half a file. False when it cannot be
+    written: a cache that cannot be written only costs time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        return False

@@ -1,0 +1,43 @@
+"""Issue 20 item 2: the model is the bottom layer; the build (codegen) and the turn (runtime) are
+independent; the CLI is on top. The contracts live in pyproject.toml; ci/layering.py checks them."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from ummaya.ci.layering import ROOT, lint, lint_staged, stage
+
+
+def test_the_layering_contracts_are_kept() -> None:
+    done = lint()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 kept, 0 broken" in done.stdout, done.stdout
+
+
+def test_the_contracts_name_every_layer_and_no_package_wide_exception() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (layers,) = [c for c in config["contracts"] if c["type"] == "layers"]
+    assert layers["layers"] == ["ummaya.cli", "ummaya.runtime | ummaya.codegen", "ummaya.model"]
+    for rule in layers.get("ignore_imports", []):
+        importer, imported = (side.strip() for side in rule.split("->"))
+        assert "*" not in rule and importer.count(".") >= 2, rule  # one module, never a package
+
+
+def _broken_by(tmp_path: Path, module: str, line: str) -> str:
+    staged = stage(ROOT, tmp_path)
+    target = staged / "ummaya" / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    done = lint_staged(staged, ROOT / "pyproject.toml")
+    assert done.returncode != 0, done.stdout
+    return done.stdout
+
+
+def test_a_model_module_importing_the_runtime_breaks_the_contract(tmp_path: Path) -> None:
+    out = _broken_by(tmp_path, "model/slots.py", "import ummaya.runtime.catalog")
+    assert "ummaya.model.slots -> ummaya.runtime.catalog" in out
+
+
+def test_the_runtime_importing_the_build_breaks_the_contract(tmp_path: Path) -> None:
+    out = _broken_by(tmp_path, "runtime/answer.py", "import ummaya.codegen.loader")
+    assert "ummaya.runtime.answer -> ummaya.codegen.loader" in out
