@@ -97,6 +97,7 @@ ADAPTERS = (
     "neis_school_meals",
     "nhis_checkup_results_handoff",
     "nhis_premium_payment_handoff",
+    "nl_book_search",
     "nmc_aed_by_district",
     "nmc_aed_locations",
     "nmc_clinics_open_now",
