@@ -115,6 +115,7 @@ ADAPTERS = (
     "passport_reissue_handoff",
     "reb_applyhome_apt_notices",
     "safety_report_submit",
+    "seoul_everlearning_courses",
     "sgis_reverse_geocode",
     "simple_auth_verify",
     "ssis_local_welfare_services",
