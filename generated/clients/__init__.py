@@ -10,6 +10,7 @@ ADAPTERS = (
     "applyhome_subscription_handoff",
     "bfc_funeral_cost_estimate",
     "bfc_funeral_facility_fees",
+    "busan_park_programs",
     "busan_public_parking_live",
     "ccourt_precedent_search",
     "childcare_waitlist_handoff",
