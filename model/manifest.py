@@ -324,11 +324,20 @@ class MatchRule(Strict):
     one of them; spacing and case are ignored, so 「동아대 병원」 matches 동아대학교병원 only
     word by word. ``exact`` needs the field to be the input, whole (spacing and case ignored):
     for an upstream whose own filter is a partial match (TAGO's ``routeNo`` 5 also returns 50,
-    105 and 5-1)."""
+    105 and 5-1). ``prefer: closest`` only orders a step's choice (station and terminal names
+    that contain one another); the after-call filter keeps every match."""
 
     input: str = Field(description="Input field holding the citizen's words")
     fields: list[str] = Field(min_length=1, description="Record fields searched (the first that contains the words wins)")
     words: Literal["all", "any", "exact"] = "all"
+    prefer: Literal["first", "closest"] = Field(
+        default="first",
+        description=(
+            "A step's choice among the records that match: 'first' listed, or 'closest' — the record "
+            "whose field is the input whole, then one that starts with it, then the first listed "
+            "(「대전」 picks 대전 over 서대전, 「서울」 서울경부 over 동서울, whatever the upstream's order)"
+        ),
+    )
 
 
 class Step(Strict):

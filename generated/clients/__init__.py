@@ -127,6 +127,8 @@ ADAPTERS = (
     "tago_bus_stop_search",
     "tago_bus_stops_nearby",
     "tago_domestic_flights",
+    "tago_express_bus_timetable",
+    "tago_intercity_bus_timetable",
     "traffic_fine_payment",
     "welfare_application_submit",
     "welfare_eligibility_check",

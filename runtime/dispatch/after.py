@@ -14,7 +14,9 @@ notices oldest first. ``upstream.coordinates`` and ``upstream.after`` declare, p
 - ``sort``: by record fields (numbers as numbers, blanks last);
 - ``limit``: top N (an input field, or a number).
 
-A step's ``match`` (choosing which looked-up record to use) uses the same ``matches``.
+A step's ``match`` (choosing which looked-up record to use) uses the same ``matches``; with
+``prefer: closest`` (``choose``) the record that is the input whole, then one starting with it,
+wins over the first listed — station and terminal lists where names contain one another.
 """
 
 from __future__ import annotations
@@ -62,6 +64,34 @@ def matches(record: Any, rule: MatchRule, args: Mapping[str, Any]) -> bool:
         if (all(found) if rule.words == "all" else any(found)):
             return True
     return False
+
+
+def closeness(record: Any, rule: MatchRule, args: Mapping[str, Any]) -> int:
+    """How closely a matching record names the input: 0 a field is the input whole, 1 a field
+    starts with it, 2 it is only contained (spacing and case ignored)."""
+    whole = "".join(_words(args.get(rule.input) or ""))
+    best = 2
+    for f in rule.fields:
+        text = get_path(record, f)
+        if text is None or not whole:
+            continue
+        hay = _norm(text)
+        if hay == whole:
+            return 0
+        if hay.startswith(whole):
+            best = 1
+    return best
+
+
+def choose(records: list[Any], rule: MatchRule | None, args: Mapping[str, Any]) -> Any | None:
+    """A step's record: the first that matches ``rule`` (no rule: the first), or with
+    ``prefer: closest`` the closest match, ties in the upstream's order."""
+    found = [r for r in records if rule is None or matches(r, rule, args)]
+    if not found:
+        return None
+    if rule is None or rule.prefer == "first":
+        return found[0]
+    return min(found, key=lambda r: closeness(r, rule, args))  # min is stable: ties keep the order
 
 
 def add_positions(records: list[Any], coords: Coordinates | None) -> list[Any]:

@@ -69,7 +69,7 @@ from ummaya import USER_AGENT
 from ummaya.model.manifest import Manifest, Step, Upstream
 from ummaya.runtime.catalog import Catalog, CatalogError
 
-from .after import matches
+from .after import choose
 from .binding import CredentialGuard, origin_of
 from .envelopes import Parsed, read_response, records_of
 from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
@@ -503,7 +503,7 @@ class Dispatcher:
             # own request: the recording's service/school/stop is shown (labelled as another
             # item's data) rather than no record for words the recording never answered.
             match_args = run.after_args if run.after_args is not None else args
-            chosen = next((r for r in records if step.match is None or matches(r, step.match, match_args)), None)
+            chosen = choose(records, step.match, match_args)
             if chosen is None:
                 if step.optional:
                     continue

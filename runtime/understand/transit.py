@@ -169,6 +169,9 @@ def pair_in(text: str) -> tuple[str, str] | None:
         m = rx.search(text)
         if m and m.group(1) and m.group(2):
             a, b = _place_word(m.group(1)), _place_word(m.group(2))
+            verbs = set(vocab.words("transit", "not_places"))
+            if {a, b, m.group(1), m.group(2)} & verbs:
+                continue  # 「서울에서 출발하는 고속버스」: 출발하는 is the trip's verb, not its destination
             if a and b and a != b:
                 return a, b
     return None

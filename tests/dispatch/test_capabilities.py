@@ -453,6 +453,61 @@ def test_mock_answers_each_step_from_its_own_side_file(tmp_path):
     assert "depPlaceId=NAT011668" in out.upstream_url and "arrPlaceId=NAT014445X" in out.upstream_url
 
 
+EXPRESS = manifest(
+    "express_test",
+    credentials=["DATA_GO_KR_SERVICE_KEY"],
+    input_schema={"type": "object", "properties": {
+        "origin": {"type": "string"}, "destination": {"type": "string"},
+        "dep_id": {"type": "string"}, "arr_id": {"type": "string"}}},
+    upstream={
+        "profile": "data_go_kr",
+        "path": "/1613000/ExpBusInfoService/getStrtpntAlocFndExpbusInfo",
+        "format_param": {"_type": "json"},
+        "params": {"depTerminalId": "dep_id", "arrTerminalId": "arr_id"},
+        "steps": [
+            {"id": f"{end}", "when_missing": pick, "path": "/1613000/ExpBusInfoService/getExpBusTrminlList",
+             "params": {"terminalNm": end}, "static_params": {"numOfRows": 100},
+             "match": {"input": end, "fields": ["terminalNm"], "prefer": prefer}, "pick": {pick: "terminalId"}}
+            for end, pick, prefer in (("origin", "dep_id", "closest"), ("destination", "arr_id", "closest"))
+        ],
+        "fields": {"grade": "gradeNm"},
+    },
+    output_schema=item_schema({"grade": {"type": "string"}}),
+)
+# getExpBusTrminlList's terminalNm is a partial match: 서울 also returns 동서울 and 센트럴시티(서울),
+# 대전 also 대전복합 and 서대전 — listed in the upstream's order, not by closeness.
+TERMINALS = {
+    "서울": [{"terminalId": "NAEK032", "terminalNm": "동서울"}, {"terminalId": "NAEK020", "terminalNm": "센트럴시티(서울)"},
+             {"terminalId": "NAEK010", "terminalNm": "서울경부"}],
+    "대전": [{"terminalId": "NAEK305", "terminalNm": "서대전"}, {"terminalId": "NAEK300", "terminalNm": "대전복합"},
+             {"terminalId": "NAEK301", "terminalNm": "대전"}],
+    "동서울": [{"terminalId": "NAEK032", "terminalNm": "동서울"}],
+}
+
+
+def test_a_closest_step_match_prefers_the_whole_name_then_its_prefix_over_upstream_order(tmp_path, srv):
+    srv.route("/1613000/ExpBusInfoService/getExpBusTrminlList",
+              lambda seen: Reply(body=data_go_kr_json(TERMINALS[seen.param("terminalNm")])))
+    srv.route("/1613000/ExpBusInfoService/getStrtpntAlocFndExpbusInfo", Reply(body=data_go_kr_json([{"gradeNm": "우등"}])))
+    out = run(live(tmp_path, EXPRESS, srv).call("express_test", {"origin": "서울", "destination": "대전"}, mode="live"))
+    assert out.status == "ok", out.error_message
+    main = srv.seen("/1613000/ExpBusInfoService/getStrtpntAlocFndExpbusInfo")[0]
+    # 서울 → 서울경부 (starts with it), not 동서울 listed first; 대전 → 대전 (whole), not 서대전 or 대전복합
+    assert (main.param("depTerminalId"), main.param("arrTerminalId")) == ("NAEK010", "NAEK301")
+
+
+def test_the_default_step_choice_is_still_the_first_match_listed(tmp_path, srv):
+    first = Manifest.model_validate({**EXPRESS.model_dump(), "upstream": {**EXPRESS.model_dump()["upstream"], "steps": [
+        {**s, "match": {**s["match"], "prefer": "first"}} for s in EXPRESS.model_dump()["upstream"]["steps"]]}})
+    srv.route("/1613000/ExpBusInfoService/getExpBusTrminlList",
+              lambda seen: Reply(body=data_go_kr_json(TERMINALS[seen.param("terminalNm")])))
+    srv.route("/1613000/ExpBusInfoService/getStrtpntAlocFndExpbusInfo", Reply(body=data_go_kr_json([{"gradeNm": "우등"}])))
+    out = run(live(tmp_path, first, srv).call("express_test", {"origin": "동서울", "destination": "대전"}, mode="live"))
+    assert out.status == "ok", out.error_message
+    main = srv.seen("/1613000/ExpBusInfoService/getStrtpntAlocFndExpbusInfo")[0]
+    assert (main.param("depTerminalId"), main.param("arrTerminalId")) == ("NAEK032", "NAEK305")
+
+
 BUILDING = manifest(
     "building_test",
     credentials=["DATA_GO_KR_SERVICE_KEY", "JUSO_CONFM_KEY"],

@@ -143,13 +143,24 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
             Reply(fixture.status, _body(adapter_id, fixture_name), fixture_content_type(fixture)),
         )
         overrides = {adapter_id: srv.url}
+        by_path: dict[str, list] = {}
         for step in up.chain():  # each step answers from its sibling body, as in Mock
             response = _LOADED[adapter_id].fixtures_dir / fixture.response
             side = response.with_name(f"{response.stem}.{step.id}{response.suffix}")
             if side.is_file():
-                srv.route(step.path, Reply(body=side.read_bytes(), content_type=fixture_content_type(fixture)))
+                by_path.setdefault(step.path, []).append((step, side.read_bytes()))
             if step.profile is not None:
                 overrides[f"{adapter_id}.{step.id}"] = srv.url
+        for path, answers in by_path.items():
+            # Two steps on one path (origin and destination from one list) are told apart by the
+            # inputs they send: the step whose params carry the fixture's request values answers.
+            def pick(seen, answers=answers):
+                for step, body in answers:
+                    sent = {k: fixture.request.get(v) for k, v in step.params.items() if fixture.request.get(v) is not None}
+                    if sent and all(seen.param(k) == str(val) for k, val in sent.items()):
+                        return Reply(body=body, content_type=fixture_content_type(fixture))
+                return Reply(body=answers[0][1], content_type=fixture_content_type(fixture))
+            srv.route(path, pick)
         if up.auth and up.auth.style == "token_exchange":
             srv.route(up.auth.token_path, Reply(body=sgis_token_json("loopback-token")))
         env = {name: f"dummy-{name.lower()}" for name in m.credentials}

@@ -52,6 +52,8 @@ def test_a_flight_number_is_a_designator_of_the_airlines_vocabulary_and_its_numb
     ("대전에서 부산 가는 KTX", "대전", "부산"), ("서울→광주 고속버스", "서울", "광주"), ("김포에서 제주 비행기", "김포", "제주"),
     ("from Seoul to Busan", "Seoul", "Busan"), ("서울역에서 부산역까지 기차 시간", "서울역", "부산역"),
     ("동대구에서 서울행 SRT", "동대구", "서울"), ("부산에서 약국 찾아줘", None, None),
+    # the trip's verb where the destination would be is no destination (the field asks for it instead)
+    ("서울에서 출발하는 고속버스 시간표", None, None), ("김해에서 떠나는 비행기", None, None),
 ])
 def test_origin_and_destination_are_read_as_a_pair(text, origin, destination):
     assert read("origin", text) == origin
