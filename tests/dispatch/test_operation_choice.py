@@ -146,3 +146,15 @@ def test_the_link_stage_wants_an_enum_of_exactly_the_choices(tmp_path):
     problems = check_declared_inputs(LoadedManifest(manifest=polling(input_schema=schema), source=Src()))
     assert any("needs an enum listing exactly the choices" in p.message for p in problems)
     assert not check_declared_inputs(LoadedManifest(manifest=polling(), source=Src()))
+
+
+def test_the_link_stage_parses_each_fixture_with_its_own_operations_fields():
+    from ummaya.model.manifest import Fixture
+    from ummaya.runtime.dispatch.fixtures import parse_fixture
+
+    m = polling()
+    early = Fixture(name="early", source="synthetic", request={"city": "부산광역시", "voting": "early"},
+                    response="early.json", expected={"items": [], "total_count": 0})
+    assert parse_fixture(m, early, EARLY_BODY).output["items"][0]["name"] == "하단1동사전투표소"
+    day = early.model_copy(update={"name": "day", "request": {"city": "부산광역시"}})
+    assert parse_fixture(m, day, DAY_BODY).output["items"][0]["name"] == "제1투표소"
