@@ -96,6 +96,7 @@ ADAPTERS = (
     "msit_rnd_announcements",
     "mss_sme_support_notices",
     "mydata_consent",
+    "nec_polling_places",
     "neis_certificate_handoff",
     "neis_school_meals",
     "nhis_checkup_results_handoff",
