@@ -85,7 +85,8 @@ def check_plain_http(lm: LoadedManifest, resolved) -> list[Problem]:
 
 def check_declared_inputs(lm: LoadedManifest) -> list[Problem]:
     """Every input field an upstream declaration names (filters, window bounds, steps, the
-    after-call match/nearest/limit, POST body) is a property of input_schema; every coordinate
+    after-call match/nearest/limit, POST body, the operation choice — with an enum of exactly its
+    choices) is a property of input_schema; every coordinate
     system is one pyproj knows."""
     m, src = lm.manifest, lm.source
     up = m.upstream
@@ -129,6 +130,14 @@ def check_declared_inputs(lm: LoadedManifest) -> list[Problem]:
             need(up.after.nearest.longitude, ("upstream", "after", "nearest"), "upstream.after.nearest.longitude")
         if isinstance(up.after.limit, str):
             need(up.after.limit, ("upstream", "after", "limit"), "upstream.after.limit")
+    if up.operations is not None:
+        loc = ("upstream", "operations", "input")
+        name = up.operations.input
+        need(name, loc, "upstream.operations.input")
+        prop = (m.input_schema.get("properties") or {}).get(name)
+        enum = prop.get("enum") if isinstance(prop, dict) else None
+        if name in props and sorted(map(str, enum or [])) != sorted(up.operations.choices):
+            out.append(Problem(src.rel, src.line_of(loc) or src.line_of(("upstream",)), f"upstream.operations.input: input field '{name}' needs an enum listing exactly the choices {sorted(up.operations.choices)}"))
     for loc, crs in ((("upstream", "coordinates", "crs"), up.coordinates.crs if up.coordinates else None),
                      (("upstream", "project_params", "crs"), up.project_params.crs if up.project_params else None)):
         if crs is not None and not _known_crs(crs):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -556,6 +557,32 @@ class After(Strict):
         return self
 
 
+class OperationChoice(Strict):
+    """One of the operations an adapter can call: its path, and the output fields it spells
+    otherwise (merged over ``upstream.fields``)."""
+
+    path: str = Field(pattern=r"^/")
+    fields: dict[str, str | FieldMap] = Field(
+        default_factory=dict,
+        description="Output item field -> upstream record field, where this operation names it "
+        "differently (e.g. NEC's early-voting evPsName vs the election-day psName)",
+    )
+
+
+class Operations(Strict):
+    """One question answered by one of several operations of the same service, chosen by an
+    input's value (election day or early voting, heat or cold): the engine calls
+    ``choices[args[input]]``; with the input absent, ``upstream.path`` (which must be one of the
+    choices). The input's ``enum`` in input_schema lists exactly the choices (the link stage
+    checks it), so the planner can only pick an operation the manifest declares."""
+
+    input: str = Field(description="Input field whose value names the operation")
+    choices: dict[str, OperationChoice] = Field(min_length=2, description="Input value -> operation")
+
+    def paths(self) -> list[str]:
+        return [c.path for c in self.choices.values()]
+
+
 class Upstream(Strict):
     profile: str | None = Field(default=None, description="Name of a registry/_profiles/ file")
     # https, or http only for an upstream that takes no credential (the validator refuses both).
@@ -602,6 +629,10 @@ class Upstream(Strict):
     )
     columns_to_rows: ColumnsToRows | None = Field(
         default=None, description="One record with numbered columns → one row per number (after postprocess)"
+    )
+    operations: Operations | None = Field(
+        default=None,
+        description="Operation chosen by an input's value (upstream.path is the one used when the input is absent)",
     )
     lookup: Lookup | None = None
     steps: list[Step] = Field(default_factory=list, description="Requests before the main one, in order")
@@ -651,10 +682,22 @@ class Upstream(Strict):
                 raise ValueError(f"columns_to_rows.base.param: {base.param!r} is not a parameter this upstream sends")
         if self.after is not None and self.after.nearest is not None and self.coordinates is None:
             raise ValueError("after.nearest needs upstream.coordinates (where each record's position is)")
+        if self.operations is not None and self.path not in self.operations.paths():
+            raise ValueError("upstream.path must be one of upstream.operations.choices (the operation used when the input is absent)")
         _plain_http_credential(self.base_url, self.auth, "upstream.base_url")
         for step in self.steps:
             _plain_http_credential(step.base_url, step.auth, f"upstream.steps.{step.id}")
         return self
+
+    def for_arguments(self, args: Mapping[str, Any]) -> Upstream:
+        """This upstream with the operation ``operations`` picks for ``args`` (itself without one)."""
+        ops = self.operations
+        if ops is None or args.get(ops.input) in (None, ""):
+            return self
+        choice = ops.choices.get(str(args[ops.input]))
+        if choice is None:
+            raise KeyError(f"{ops.input}={args[ops.input]!r} names no operation (choices: {', '.join(ops.choices)})")
+        return self.model_copy(update={"path": choice.path, "fields": {**self.fields, **choice.fields}})
 
     def chain(self) -> list[Step]:
         """Every request before the main one, in order (``lookup`` is the first step's old form)."""

@@ -461,6 +461,12 @@ class Dispatcher:
                     attempts=run.attempts,
                 )
             args = filled
+            # One operation of several, chosen by an input (upstream.operations): the main request,
+            # its pages and the field map are that operation's.
+            try:
+                run.upstream = run.upstream.for_arguments(args)
+            except KeyError as exc:
+                raise UpstreamError(ADAPTER_ERROR, "INVALID_ARGUMENTS", str(exc.args[0])) from exc
             parsed = await self._main_request(run, args)
             more = await self._more_pages(run, args, parsed)
             output = build_output(

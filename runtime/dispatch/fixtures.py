@@ -141,7 +141,12 @@ def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutc
         anchor = anchor_of(fixture)
         issue = manifest.upstream.issue_time
         sent = issue_params(issue, anchor) if issue is not None and anchor is not None else {}
-        output = build_output(parsed, manifest.upstream, manifest.output_schema, args, sent=sent)
+        # The operation the fixture's request chooses (upstream.operations), with its field names.
+        upstream = manifest.upstream.for_arguments(args)
+        output = build_output(parsed, upstream, manifest.output_schema, args, sent=sent)
+    except KeyError as exc:
+        err = UpstreamError(ADAPTER_ERROR, "INVALID_ARGUMENTS", str(exc.args[0]))
+        return error_outcome(manifest.id, "mock", err, t0, fixture=fixture.name)
     except UpstreamError as exc:
         return error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
     status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"

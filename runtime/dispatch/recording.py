@@ -156,8 +156,8 @@ def write_recording(
         raise RecordError(f"{manifest.id} already has a fixture named '{name}' (choose --name)")
     up = manifest.upstream
     assert up is not None
-    main_path = up.path
-    main = [a for a in answers if a.request.step is None and a.request.url.endswith(main_path)]
+    main_paths = tuple(up.operations.paths()) if up.operations is not None else (up.path,)
+    main = [a for a in answers if a.request.step is None and a.request.url.endswith(main_paths)]
     if not main:
         raise RecordError("the call sent no request to the operation (nothing to record)")
     masked = list(up.response_fields.masked) if up.response_fields else []
