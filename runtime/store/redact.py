@@ -384,7 +384,7 @@ _CANDIDATE = re.compile("[0-9@\uff10-\uff19\uff20" + _HD + "]")
 _GATE = re.compile(
     "[0-9@\uff10-\uff19\uff20]"
     "|(?i:" + _OBFUSCATION.pattern.removeprefix("(?i)") + ")"
-    "|(?:[" + _HD + "](?:[\W_\u3161]{0,8}|$)){9,}"
+    "|(?:[" + _HD + "](?:[\\W_\u3161]{0,8}|$)){9,}"
 )
 _SHORTEST = 6  # "a@b.co"; a phone is 9 characters at least (02 123 4567 without separators)
 
