@@ -145,6 +145,9 @@ class Service:
         self.releases = ReleaseCache(self.store, cache_root, dispatcher_factory=dispatcher_factory)
         self._planners: dict[tuple[Any, ...], Any] = {}
         self.purged = 0
+        from ummaya.runtime.store.trace_writer import TraceWriter
+
+        self.traces = TraceWriter(self.store)  # its thread starts on the first trace
 
     # -- start-up
     def startup(self) -> None:
@@ -233,26 +236,54 @@ class Service:
             owner=state.owner,
         )
 
-    def write_trace_sync(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
-        try:
-            personal: list[Any] = []
-            loaded = self.releases.loaded(state.release_id) if state.release_id else None
-            if result is not None and loaded is not None:
-                from ummaya.runtime.turn.engine import turn_personal_values
+    def _trace_job(self, state: RequestState, result: Any, events: list[Any]) -> Any:
+        """Run on the trace writer's thread: the trace and the turn's personal values."""
+        personal: list[Any] = []
+        loaded = self.releases.loaded(state.release_id) if state.release_id else None
+        if result is not None and loaded is not None:
+            from ummaya.runtime.turn.engine import turn_personal_values
 
-                personal = turn_personal_values(result, loaded.catalog)
-            self.store.put_trace(self._trace(state, result, events or []), self.settings.retention,
-                                 personal=personal)
-        except Exception as exc:  # a trace must never turn an answer into a failure
-            state.trace_stored = False  # … and the answer must not claim one was stored
-            code = getattr(exc, "code", None)
-            if code:
-                log.error("trace %s not stored: %s", state.trace_id, code)
-            else:
-                log.exception("could not store trace %s", state.trace_id)
+            personal = turn_personal_values(result, loaded.catalog)
+        return self._trace(state, result, events), self.settings.retention, personal
+
+    def _submit_trace(self, state: RequestState, result: Any, events: list[Any] | None) -> Any:
+        events = list(events or [])
+        return self.traces.submit(lambda: self._trace_job(state, result, events))
+
+    @staticmethod
+    def _not_stored(state: RequestState, exc: BaseException) -> None:
+        # a trace must never turn an answer into a failure … and the answer must not claim one
+        state.trace_stored = False
+        code = getattr(exc, "code", None)
+        if code:
+            log.error("trace %s not stored: %s", state.trace_id, code)
+        else:
+            log.error("could not store trace %s", state.trace_id, exc_info=exc)
+
+    def write_trace_sync(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
+        """Queue the trace without waiting (a client that left: no answer is sent as completed).
+        Written by the trace writer's thread; drained on shutdown."""
+        fut = self._submit_trace(state, result, events)
+
+        def logged(f: Any) -> None:
+            exc = f.exception()
+            if exc is not None:
+                self._not_stored(state, exc)
+
+        fut.add_done_callback(logged)
 
     async def write_trace(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
-        await asyncio.to_thread(self.write_trace_sync, state, result, events)
+        """Queue the trace and wait for its batch to commit (the event loop runs on meanwhile):
+        an answer is sent as completed only with its trace stored, or saying it was not."""
+        fut = self._submit_trace(state, result, events)
+        try:
+            await asyncio.wrap_future(fut)
+        except Exception as exc:
+            self._not_stored(state, exc)
+
+    def close(self) -> None:
+        """Shutdown: every queued trace is written before the store closes."""
+        self.traces.close()
 
 
 # -- rendering ---------------------------------------------------------------------------------------
@@ -432,6 +463,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
             purger.cancel()
             with contextlib.suppress(BaseException):
                 await purger
+            await asyncio.to_thread(service.close)  # drain the trace queue
             if store is None:
                 service.store.close()
 
@@ -515,14 +547,16 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
         (408, "request_timeout"), (413, "payload_too_large"), (415, "unsupported_media_type"),
         (422, errors_422),
         (500, "internal_error"), (502, "provider_* / adapter_error"),
-        (503, "provider_unavailable, channel_unavailable, credential_missing, release_unavailable"),
+        (503, "provider_unavailable, channel_unavailable, credential_missing, release_unavailable, "
+               "trace_backlog"),
         (504, "provider_timeout"))}
 
     @app.get("/healthz", response_model=M.Health, response_model_exclude_none=True, tags=["ops"])
-    async def healthz() -> dict[str, Any]:
-        return {"status": "ok"}
+    async def healthz(request: Request) -> dict[str, Any]:
+        service = getattr(request.app.state, "service", None)
+        return {"status": "ok", **({"traces": service.traces.stats()} if service is not None else {})}
 
-    @app.get("/readyz", response_model=M.Health, tags=["ops"],
+    @app.get("/readyz", response_model=M.Health, response_model_exclude_none=True, tags=["ops"],
              responses={503: {"model": M.ErrorResponse, "description": "not_ready"}})
     async def readyz(request: Request) -> Any:
         service = svc(request)

@@ -55,6 +55,7 @@ CODES: dict[str, tuple[int, str]] = {
     "store_unavailable": (503, "the database cannot be reached or read; nothing was stored"),
     "store_full": (507, "the database has no space left; nothing was stored"),
     "store_busy": (503, "the database is locked or overloaded; try again shortly; nothing was stored"),
+    "trace_backlog": (503, "too many traces are waiting to be stored; try again shortly; nothing was run"),
     # -- us
     "internal_error": (500, "an unexpected server error (the trace has the details)"),
 }

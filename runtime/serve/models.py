@@ -204,3 +204,6 @@ class TraceResponse(BaseModel):
 class Health(BaseModel):
     status: str
     release: ReleaseRef | None = None
+    traces: dict[str, int] | None = Field(
+        None, description="The trace writer's queue (/healthz): queued, capacity, submitted, stored, "
+                          "failed, rejected (refused: queue full), batches, max_queued.")

@@ -189,6 +189,8 @@ def resolve(service: Any, state: RequestState, alias: str) -> Any:
 
 
 async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) -> Prepared:
+    if service.traces.full():  # back-pressure: refuse new work rather than queue without bound
+        raise ApiError("trace_backlog", f"{service.traces.capacity} traces are waiting to be stored")
     if req.project_id != service.settings.project_id or req.knowledge_base_id != service.settings.knowledge_base_id:
         raise ApiError("knowledge_base_not_found",
                        f"this server serves project {service.settings.project_id!r}, knowledge "

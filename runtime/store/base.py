@@ -720,14 +720,10 @@ class SQLStore(LedgerChecks, Store):
                 [(trace_id, int(e["seq"]), e["type"], e.get("stage", ""),
                   float(e.get("t_ms", 0.0)), self._json_in(e.get("data", {}))) for e in events])
 
-    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None, *,
-                  personal: Sequence[PersonalValue] = ()) -> Trace | None:
-        """Insert or replace a whole trace (events included) as the policy allows, the turn's
-        ``personal`` values masked wherever they occur (apply_retention).
-
-        Returns what was stored, or None when the policy turns traces off. ``expires_at`` is
-        always set: the trace's own, else created_at + ttl_days.
-        """
+    def _stage_trace(self, trace: Trace, policy: RetentionPolicy | None,
+                     personal: Sequence[PersonalValue]) -> Trace | None:
+        """The row a trace becomes (redacted, timeline checked) — work done outside any
+        transaction, so no reader or writer waits behind the redaction."""
         policy = policy or self.policy
         if not policy.traces_enabled:
             return None
@@ -741,30 +737,59 @@ class SQLStore(LedgerChecks, Store):
         _check_timeline(stored.states)
         stored.state = stored.states[-1]["state"]
         stored.updated_at = utcnow()
-        with self.tx() as tx:
-            tx.q(
-                "INSERT INTO traces (trace_id, created_at, updated_at, expires_at, release_id, "
-                "release_alias, session_id, stop_reason, state, states, timings, request_text, "
-                "answer_text, text_policy, calls, meta, owner) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (trace_id) DO UPDATE SET updated_at = excluded.updated_at, "
-                "expires_at = excluded.expires_at, release_id = excluded.release_id, "
-                "release_alias = excluded.release_alias, session_id = excluded.session_id, "
-                "stop_reason = excluded.stop_reason, state = excluded.state, "
-                "states = excluded.states, timings = excluded.timings, "
-                "request_text = excluded.request_text, answer_text = excluded.answer_text, "
-                "text_policy = excluded.text_policy, calls = excluded.calls, meta = excluded.meta, "
-                "owner = excluded.owner",
-                (stored.trace_id, self._ts_in(stored.created_at), self._ts_in(stored.updated_at),
-                 self._ts_in(stored.expires_at), stored.release_id, stored.release_alias,
-                 stored.session_id, stored.stop_reason, stored.state,
-                 self._json_in(stored.states), self._json_in(stored.timings),
-                 stored.request_text, stored.answer_text, stored.text_policy,
-                 self._json_in(stored.calls), self._json_in(stored.meta), stored.owner),
-            )
-            tx.q("DELETE FROM trace_events WHERE trace_id = ?", (stored.trace_id,))
-            self._insert_events(tx, stored.trace_id, stored.events)
         return stored
+
+    def _write_trace_row(self, tx: Tx, stored: Trace) -> None:
+        tx.q(
+            "INSERT INTO traces (trace_id, created_at, updated_at, expires_at, release_id, "
+            "release_alias, session_id, stop_reason, state, states, timings, request_text, "
+            "answer_text, text_policy, calls, meta, owner) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (trace_id) DO UPDATE SET updated_at = excluded.updated_at, "
+            "expires_at = excluded.expires_at, release_id = excluded.release_id, "
+            "release_alias = excluded.release_alias, session_id = excluded.session_id, "
+            "stop_reason = excluded.stop_reason, state = excluded.state, "
+            "states = excluded.states, timings = excluded.timings, "
+            "request_text = excluded.request_text, answer_text = excluded.answer_text, "
+            "text_policy = excluded.text_policy, calls = excluded.calls, meta = excluded.meta, "
+            "owner = excluded.owner",
+            (stored.trace_id, self._ts_in(stored.created_at), self._ts_in(stored.updated_at),
+             self._ts_in(stored.expires_at), stored.release_id, stored.release_alias,
+             stored.session_id, stored.stop_reason, stored.state,
+             self._json_in(stored.states), self._json_in(stored.timings),
+             stored.request_text, stored.answer_text, stored.text_policy,
+             self._json_in(stored.calls), self._json_in(stored.meta), stored.owner),
+        )
+        tx.q("DELETE FROM trace_events WHERE trace_id = ?", (stored.trace_id,))
+        self._insert_events(tx, stored.trace_id, stored.events)
+
+    def put_trace(self, trace: Trace, policy: RetentionPolicy | None = None, *,
+                  personal: Sequence[PersonalValue] = ()) -> Trace | None:
+        """Insert or replace a whole trace (events included) as the policy allows, the turn's
+        ``personal`` values masked wherever they occur (apply_retention).
+
+        Returns what was stored, or None when the policy turns traces off. ``expires_at`` is
+        always set: the trace's own, else created_at + ttl_days.
+        """
+        stored = self._stage_trace(trace, policy, personal)
+        if stored is None:
+            return None
+        with self.tx() as tx:
+            self._write_trace_row(tx, stored)
+        return stored
+
+    def trace_tx(self) -> Any:
+        """The transaction trace batches are written in (SQLite: a connection of the trace
+        writer's own, so session reads and writes never queue behind a batch)."""
+        return self.tx()
+
+    def put_staged_traces(self, staged: Sequence[Trace]) -> None:
+        """Write already staged traces (``_stage_trace``) in one transaction: all or none."""
+        if not staged:
+            return
+        with self.trace_tx() as tx:
+            for stored in staged:
+                self._write_trace_row(tx, stored)
 
     def advance_state(self, trace_id: str, state: str, at: datetime | None = None) -> Trace:
         """Append one state to a stored trace's timeline (received → … → completed | failed)."""

@@ -35,6 +35,7 @@ _SCHEME_TOKEN = re.compile(r"(?i)\b(KakaoAK|Bearer)\s+(?!\*\*\*)[A-Za-z0-9._~+/=
 # in any URL (a database URL, UMMAYA_LLM_BASE_URL with a password) goes whole: the user name can
 # be the secret (a token as user), and a masked password next to a real user says too much.
 _URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)([^/?#@\s\\\"'<>]+)@")
+_MAYBE = re.compile(r"(?i)[=@]|authorization|bearer|kakaoak")
 _ENV_SECRET = re.compile(r"(?:KEY|KEYS|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|CREDENTIALS)$|_KEY_|_TOKEN_")
 
 
@@ -62,6 +63,10 @@ def strip_credentials(text: str, secrets: list[str] | None = None) -> str:
     for value in env_secrets() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, MASK)
+    # The fast path: every pattern below needs an "=" (a parameter), an "@" (user information),
+    # or a scheme name ("Authorization", "Bearer", "KakaoAK") — one scan says whether any is here.
+    if _MAYBE.search(text) is None:
+        return text
     text = _AUTH.sub(lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + MASK, text)
     text = _SCHEME_TOKEN.sub(lambda m: f"{m.group(1)} {MASK}", text)
     text = _PARAM.sub(lambda m: m.group(1) + "=" + MASK, text)

@@ -375,6 +375,18 @@ def _spelled(text: str) -> tuple[str, list[int], list[int]] | None:
 
 
 _CANDIDATE = re.compile("[0-9@\uff10-\uff19\uff20" + _HD + "]")
+# One scan for "could anything be found here": a digit or an "@" (ASCII or full-width), an
+# obfuscated form, or a Korean digit in a run that could read as nine digits. Korean digits are
+# ordinary syllables (이, 사, 구 are in most Korean sentences), so a lone one does not open the
+# slow path: only a run of nine digit-like characters with at most a few non-word characters
+# between them (a superset of _HANGUL_RUN in every view: separators as typed, full-width or
+# no-break spaces, invisible characters, "+" for a URL's space, the ㅡ people type for a dash).
+_GATE = re.compile(
+    "[0-9@\uff10-\uff19\uff20]"
+    "|(?i:" + _OBFUSCATION.pattern.removeprefix("(?i)") + ")"
+    "|(?:[" + _HD + "](?:[\\W_\u3161]{0,8}|$)){9,}"
+)
+_SHORTEST = 6  # "a@b.co"; a phone is 9 characters at least (02 123 4567 without separators)
 
 # URL escapes are undone up to this many times: %2540 is "@" escaped twice, which a stored
 # upstream URL holds when a client escaped an already escaped value.
@@ -424,7 +436,10 @@ def find_personal(text: str) -> list[Finding]:
     pre-dispatch personal-data guard, so what is kept out of traces and what is kept away from
     upstreams is one definition.
     """
-    if not text or (_CANDIDATE.search(text) is None and _OBFUSCATION.search(text) is None):
+    # The fast path: shorter than the shortest finding (an e-mail "a@b.co"), or without any
+    # character a finding needs (a digit, an "@", a Korean digit) and without any spelled form —
+    # one combined scan — and no view of the text can hold a finding.
+    if len(text) < _SHORTEST or _GATE.search(text) is None:
         return []
     found: list[Finding] = []
     for view, starts, ends in _views(text):

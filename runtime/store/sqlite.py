@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -42,15 +43,38 @@ class SQLiteStore(SQLStore):
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         # isolation_level=None: we issue BEGIN/COMMIT ourselves (BEGIN IMMEDIATE for writes, so
         # two processes never both read the chain head and then both append).
-        busy_ms = _busy_timeout_ms()
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                     timeout=busy_ms / 1000)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        self._conn = self._connect()
         if self.path != ":memory:":
             self._enable_wal()
         self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
+        # The trace writer's own connection (opened on its first batch, in the writer's thread):
+        # WAL lets the main connection read sessions while a batch of traces is being written.
+        self._trace_conn: sqlite3.Connection | None = None
+        self._trace_lock = threading.Lock()
+        self._local = threading.local()
+
+    def _connect(self) -> sqlite3.Connection:
+        busy_ms = _busy_timeout_ms()
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                               timeout=busy_ms / 1000)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    @contextmanager
+    def trace_tx(self) -> Iterator[Tx]:
+        if self.path == ":memory:":  # one in-memory database per connection: share the main one
+            with self.tx() as tx:
+                yield tx
+            return
+        self._local.trace = True
+        try:
+            with self.tx() as tx:
+                yield tx
+        finally:
+            self._local.trace = False
 
     def _enable_wal(self, wait: float = 30.0) -> None:
         """Switch to WAL. Switching needs the file to itself and SQLite does not apply the busy
@@ -71,6 +95,10 @@ class SQLiteStore(SQLStore):
             delay = min(delay * 2, 0.2)
 
     def close(self) -> None:
+        with self._trace_lock:
+            if self._trace_conn is not None:
+                self._trace_conn.close()
+                self._trace_conn = None
         with self._lock:
             self._conn.close()
 
@@ -90,9 +118,18 @@ class SQLiteStore(SQLStore):
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
         # One connection, one transaction at a time: threads take turns (SQLite has one writer
-        # per file anyway; WAL lets other processes read meanwhile).
-        with self._lock:
-            cur = self._conn.cursor()
+        # per file anyway; WAL lets other processes read meanwhile). Trace batches (trace_tx) use
+        # the writer's own connection, so they never hold this one's lock.
+        if getattr(self._local, "trace", False):
+            lock = self._trace_lock
+            with lock:
+                if self._trace_conn is None:
+                    self._trace_conn = self._connect()
+                conn = self._trace_conn
+        else:
+            lock, conn = self._lock, self._conn
+        with lock:
+            cur = conn.cursor()
             cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield cur
