@@ -172,7 +172,7 @@ def render_evidence(m: Manifest, ev: Evidence, language: str) -> str:
         try:
             return render_template(getattr(m.render, language), data)
         except Exception as exc:  # noqa: BLE001 - never fail the answer over its phrasing
-            # The build rendered every template against every fixture (codegen/templates.py), so
+            # The build rendered every template against every fixture (model/templates.py), so
             # this is data no fixture had: said in the log, answered with the plain listing.
             log.warning("answer template of %s (%s) failed: %s: %s", m.id, language, type(exc).__name__, exc)
     return _plain(ev.summary)
