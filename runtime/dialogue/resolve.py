@@ -275,6 +275,21 @@ def resolve(
     view = _fillers(view) or view
     view = _not_this().sub(" ", view).strip() or view
     found_raw = retriever.search(view, top_k=top_k, filters=filters, context_slots=context)
+    named_place = anchored
+    if named_place is None and not deixis:
+        named_place = bare_place(without_personal(dates.without_time_words(text)), language, topic_vocab)
+        if named_place and not has_place_suffix(named_place.split()[0]):
+            named_place = None  # only a word shaped as a place (…공원, …시장, …대) is read as one here
+        elif named_place:
+            named_place = named_place.split()[0]
+    if not found_raw and named_place and named_place in view:
+        # The place the message names is where, not what (「대왕암공원 주변 응급실 있어?」, 「모레 첨성대
+        # 날씨」): a name no adapter's text holds counts against retrieval's coverage, so the request
+        # is read again without the words that hold it; the planner still reads the place from the
+        # message.
+        rest = " ".join(w for w in view.split() if named_place not in w)
+        if rest.strip():
+            found_raw = retriever.search(rest, top_k=top_k, filters=filters, context_slots=context)
     if not found_raw and topics and (state.place is not None or state.last_intent is not None):
         # An elliptical new topic (「그 근처 병원은?」) read as the request it stands for: the
         # topic words at the carried place.
