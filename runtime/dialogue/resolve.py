@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from ..understand import dates, grammar, table, vocab
 from ..understand.names import content_words
-from ..understand.numbers import coordinates_in
+from ..understand.numbers import coordinates_in, count_in
 from ..understand.places import bare_place, classify, find_place, has_deixis, has_place_suffix, known_places
 from ..understand.places import without_personal
 from ..understand.readers import READERS, ReadRequest
@@ -275,6 +275,21 @@ def resolve(
     view = _fillers(view) or view
     view = _not_this().sub(" ", view).strip() or view
     found_raw = retriever.search(view, top_k=top_k, filters=filters, context_slots=context)
+    named_place = anchored
+    if named_place is None and not deixis:
+        named_place = bare_place(without_personal(dates.without_time_words(text)), language, topic_vocab)
+        if named_place and not has_place_suffix(named_place.split()[0]):
+            named_place = None  # only a word shaped as a place (…공원, …시장, …대) is read as one here
+        elif named_place:
+            named_place = named_place.split()[0]
+    if not found_raw and named_place and named_place in view:
+        # The place the message names is where, not what (「대왕암공원 주변 응급실 있어?」, 「모레 첨성대
+        # 날씨」): a name no adapter's text holds counts against retrieval's coverage, so the request
+        # is read again without the words that hold it; the planner still reads the place from the
+        # message.
+        rest = " ".join(w for w in view.split() if named_place not in w)
+        if rest.strip():
+            found_raw = retriever.search(rest, top_k=top_k, filters=filters, context_slots=context)
     if not found_raw and topics and (state.place is not None or state.last_intent is not None):
         # An elliptical new topic (「그 근처 병원은?」) read as the request it stands for: the
         # topic words at the carried place.
@@ -353,7 +368,9 @@ def resolve(
         new_value = bool(bare) and not anchored and region is None and bool(content) and (
             not _has_place(last_m) or not _looks_like_place(bare or ""))
         new_place = bool(bare or region or coordinates_in(text)) and not deixis and not new_value
-        if new_place or new_value or new_time or deixis or not found:
+        # 「세 곳만 보여줘」 after a pharmacy search: a count for the last intent, nothing of its own.
+        refines = count_in(text) is not None and _takes_class(last_m, "count")
+        if new_place or new_value or new_time or deixis or refines or not found:
             slots = _kept_slots(carried, text) if new_place else dict(carried)
             usable = _usable(last_m, last.arguments, drop_place=new_place, drop_time=new_time)
             if new_value:
@@ -390,6 +407,12 @@ def resolve(
                   references=dict(state.references))
     return Frame(kind, found, slots, hints, new_place=place_named, new_time=new_time, deixis=deixis,
                  topic_words=topics, reason="a topic of its own")
+
+
+def _takes_class(m: Any, cls: str) -> bool:
+    """Some input field of ``m`` has a slot type of class ``cls`` (registry/_slots)."""
+    return any(isinstance(p, dict) and (st := table.slot_of(p)) is not None and st.class_ == cls
+               for p in m.input_schema.get("properties", {}).values())
 
 
 def _serves_days(m: Any) -> bool:

@@ -20,6 +20,7 @@ from ..schemas import validator
 from ..understand import names as nm
 from ..understand import places as pl
 from ..understand import table as slot_table
+from ..understand.cues import names_value, takes_class, values_named
 from ..understand.labels import typed
 from ..understand.numbers import coordinates_in
 from ..understand.readers import READERS, ReadRequest
@@ -263,6 +264,17 @@ class OfflinePlanner:
     @staticmethod
     def choose_target(ctx: PlanContext) -> Manifest:
         top = ctx.candidates[0]
+        if top.primitive != "locate" and not names_value(top, ctx.request):
+            # The request names a value of a close candidate's own vocabulary (에너지바우처 for the
+            # welfare search) and none of the first one's: that candidate is what it asks for.
+            # Never a step more protected than the first (a consent notice, a submission): a
+            # value named is no request to apply (「교육급여 조건」 is no application).
+            # A first candidate with a field of the value's own class (a keyword) reads it itself.
+            for m in ctx.candidates[1:3]:
+                if m.primitive == top.primitive and m.permission.consent is None:
+                    named = values_named(m, ctx.request)
+                    if named and not takes_class(top, named):
+                        return m
         if top.primitive == "locate" and coordinates_in(ctx.request) is not None and not top.requires:
             # Coordinates typed: a find that needs them is the end, no place to look up first.
             for m in ctx.candidates[1:4]:

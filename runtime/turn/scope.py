@@ -129,8 +129,13 @@ def _weak(row: dict[str, Any] | None, m: Manifest, candidates: list[Manifest], r
     widened in for a candidate it serves is judged by that candidate; a carried candidate (the
     conversation's) is never weak."""
     from ..retrieve.retriever import PLACE_LOOKUP_CUE
+    from ..understand.cues import names_value
 
     if m.primitive == "locate" and PLACE_LOOKUP_CUE.search(request):
+        return False
+    if request and names_value(m, request):
+        # the request names a value of the adapter's own vocabulary (a known medicine, a holiday
+        # its month field reads, a programme its keyword field knows): evidence of its own
         return False
     if row is None and m.primitive == "locate":
         served = [ranked.get(t.id) for t in candidates if t.id != m.id and set(t.requires) & _provided(m)]

@@ -49,9 +49,51 @@ def evidence(manifests: list[Any], text: str) -> list[tuple[Any, int, bool]]:
     return out
 
 
+def values_named(m: Any, text: str) -> set[str]:
+    """The slot classes of ``m``'s fields for which the request names a value from a declared
+    vocabulary: a product the product vocabulary knows (not merely an unknown word before 먹어도),
+    a term of a keyword field's vocabulary, or a holiday for a month or date field that has a
+    calendar vocabulary."""
+    from .names import _whole_product
+
+    product: bool | None = None
+    holiday: bool | None = None
+    out: set[str] = set()
+    for prop in (m.input_schema.get("properties") or {}).values():
+        st = table.slot_of(prop)
+        if st is None:
+            continue
+        if st.class_ == "product":
+            if product is None:
+                product = _whole_product(text) is not None
+            if product:
+                out.add("product")
+        elif st.class_ == "keyword" and st.vocabulary and named_terms(text, st.vocabulary):
+            out.add("keyword")
+        elif st.class_ in ("month", "date") and st.vocabulary:
+            if holiday is None:
+                holiday = holiday_in(text) is not None
+            if holiday:
+                out.add(st.class_)
+    return out
+
+
+def names_value(m: Any, text: str) -> bool:
+    """The request names a value one of ``m``'s fields takes from a declared vocabulary
+    (``values_named``): evidence of its own that the request is for ``m``, whatever its text
+    coverage (the scope check, runtime/turn/scope.py)."""
+    return bool(values_named(m, text))
+
+
+def takes_class(m: Any, classes: set[str]) -> bool:
+    """Some input field of ``m`` has a slot type of one of ``classes``."""
+    return any((st := table.slot_of(p)) is not None and st.class_ in classes
+               for p in (m.input_schema.get("properties") or {}).values())
+
+
 def takes_product(m: Any) -> bool:
     return any((st := table.slot_of(p)) is not None and st.class_ == "product"
                for p in (m.input_schema.get("properties") or {}).values())
 
 
-__all__ = ["evidence", "named_classes", "takes_product"]
+__all__ = ["evidence", "named_classes", "names_value", "takes_class", "takes_product", "values_named"]
