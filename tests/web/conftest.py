@@ -65,7 +65,9 @@ class Page:
     def turn(self, n: int) -> Any:
         """The n-th turn (0-based) once its stop line is written (the turn has ended)."""
         li = self.page.locator("#log > li").nth(n)
-        li.locator("[data-testid=stop]:not(:empty)").wait_for(timeout=30_000)
+        # A deadline, not a speed bound: a first turn at 136 adapters took over a minute on the
+        # 2-core machine under load (30 s timed out), a few seconds when idle.
+        li.locator("[data-testid=stop]:not(:empty)").wait_for(timeout=180_000)
         return li
 
     def shot(self, name: str) -> Path:
