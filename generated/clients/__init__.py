@@ -79,6 +79,7 @@ ADAPTERS = (
     "mois_emergency_bells",
     "mois_facility_safety_search",
     "mois_free_wifi",
+    "mois_heat_shelters",
     "mois_hotel_safety",
     "mois_long_term_care_safety",
     "mois_multiuse_facility_safety",
