@@ -76,6 +76,7 @@ ADAPTERS = (
     "mohw_welfare_services",
     "mois_daycare_safety",
     "mois_disaster_text_messages",
+    "mois_earthquake_outdoor_shelters",
     "mois_emergency_bells",
     "mois_facility_safety_search",
     "mois_free_wifi",
