@@ -15,6 +15,9 @@ bases are testable at any instant. Every KMA time is computed in KST (UTC+9, no 
   of 2024-11-28; older guides said HH:40, which served answers up to 30 minutes staler).
 - ``today.yyyymmdd`` / ``.yyyymm`` / ``.yyyy`` / ``.mm``, ``days_ago_7.yyyymmdd``: KST calendar dates.
 - ``input_or_today.year`` / ``.month``: the ``year``/``month`` input when given, else today's.
+- ``near_box.south`` / ``.north`` / ``.west`` / ``.east``: a WGS84 box reaching 2.5 km from the
+  ``latitude``/``longitude`` inputs each way (safetydata.go.kr shelter sets filter by
+  startLat/endLat/startLot/endLot), so an ``after.nearest`` of up to 2 km sees every record near.
 
 Each is one function registered with ``@resolver(name, fields=…)`` at the end of this module; a new
 resolver is one more (docs/CONTRIBUTING.md), and the build rejects an expression nobody registered.
@@ -194,6 +197,26 @@ def _input_or_today_param(field: str, args: Mapping[str, Any], now: dt.datetime)
     if value not in (None, ""):
         return f"{int(value):02d}" if field == "month" else str(value)
     return kst(now).strftime("%Y" if field == "year" else "%m")
+
+
+NEAR_BOX_KM = 2.5
+_KM_PER_DEGREE_LAT = 111.32
+
+
+def near_box(latitude: float, longitude: float, km: float = NEAR_BOX_KM) -> dict[str, float]:
+    """The WGS84 box reaching ``km`` from a point each way (south, north, west, east)."""
+    dlat = km / _KM_PER_DEGREE_LAT
+    dlon = km / (_KM_PER_DEGREE_LAT * max(math.cos(math.radians(latitude)), 1e-6))
+    return {"south": latitude - dlat, "north": latitude + dlat, "west": longitude - dlon, "east": longitude + dlon}
+
+
+@resolver(
+    "near_box",
+    fields=("south", "north", "west", "east"),
+    doc="Edges of a WGS84 box reaching 2.5 km from the latitude/longitude inputs (6 decimals).",
+)
+def _near_box_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    return f"{near_box(*_coordinates(args, f'near_box.{field}'))[field]:.6f}"
 
 
 RESOLVER_EXPRESSIONS = resolver_expressions()
