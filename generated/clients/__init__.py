@@ -38,6 +38,7 @@ ADAPTERS = (
     "kakao_keyword_search",
     "kasi_public_holidays",
     "kdca_vaccination_record_handoff",
+    "keco_ev_chargers",
     "kma_cold_wave_guidance",
     "kma_cold_wave_impact",
     "kma_earthquakes",
