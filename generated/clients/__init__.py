@@ -14,6 +14,7 @@ ADAPTERS = (
     "busan_public_parking_live",
     "ccourt_precedent_search",
     "childcare_waitlist_handoff",
+    "djtc_subway_fare_time",
     "ecfs_payment_order_handoff",
     "efamily_certificate_handoff",
     "epeople_complaint_handoff",
