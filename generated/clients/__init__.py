@@ -37,6 +37,7 @@ ADAPTERS = (
     "kakao_coord_to_region",
     "kakao_keyword_search",
     "kasi_public_holidays",
+    "kcue_university_info",
     "kdca_vaccination_record_handoff",
     "kma_cold_wave_guidance",
     "kma_cold_wave_impact",
