@@ -37,6 +37,7 @@ ADAPTERS = (
     "kakao_coord_to_region",
     "kakao_keyword_search",
     "kasi_public_holidays",
+    "kcue_tuition_by_school",
     "kcue_university_info",
     "kdca_vaccination_record_handoff",
     "kma_cold_wave_guidance",
