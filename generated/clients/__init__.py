@@ -37,6 +37,7 @@ ADAPTERS = (
     "kakao_coord_to_region",
     "kakao_keyword_search",
     "kasi_public_holidays",
+    "kcue_graduate_employment",
     "kcue_tuition_by_school",
     "kcue_university_info",
     "kdca_vaccination_record_handoff",
