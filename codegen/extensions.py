@@ -36,6 +36,10 @@ def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None, slo
     for param, expr in up.derived_params.items():
         if expr not in expressions:
             problems.append(Problem(src.rel, src.line_of(("upstream", "derived_params", param)), f"upstream.derived_params.{param}: unknown resolver expression '{expr}' (registered: {', '.join(expressions)}; a new one is a @resolver in runtime/dispatch/resolvers.py)"))
+    for step in up.chain():
+        for param, expr in step.derived_params.items():
+            if expr not in expressions:
+                problems.append(Problem(src.rel, src.line_of(("upstream", "steps")), f"upstream.steps.{step.id}.derived_params.{param}: unknown resolver expression '{expr}' (registered: {', '.join(expressions)})"))
     transforms = regs["transform"]
     for out_field, spec in up.fields.items():
         if isinstance(spec, FieldMap) and spec.transform:

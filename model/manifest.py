@@ -358,6 +358,11 @@ class Step(Strict):
     format_param: dict[str, str] | None = None
     params: dict[str, str] = Field(default_factory=dict, description="Upstream param -> input field")
     static_params: dict[str, Any] = Field(default_factory=dict)
+    derived_params: dict[str, str] = Field(
+        default_factory=dict,
+        description="Upstream parameter -> shared resolver expression, as upstream.derived_params "
+        "(a step that needs a year or date of its own: KCUE's svyYr)",
+    )
     filters: list[Filter] = Field(default_factory=list)
     envelope: Envelope | None = None
     record_path: str | None = None

@@ -501,7 +501,7 @@ class Dispatcher:
             base = self.step_base_url(run.manifest, step, run.base_url) if run.live else run.base_url
             if not base:
                 raise UpstreamError(ADAPTER_ERROR, "NO_BASE_URL", f"upstream.steps.{step.id}: no host")
-            req = build_step_request(run.upstream, step, args, base_url=base)
+            req = build_step_request(run.upstream, step, args, base_url=base, now=self.clock())
             parsed = await self._authorized(run, req, step=step, base=base)
             path = step.record_path if step.record_path is not None else None
             records = records_of(parsed, path if path is not None else _default_path(step))

@@ -246,10 +246,11 @@ def build_request(
 
 
 def build_step_request(
-    upstream: Upstream, step: Step, args: Mapping[str, Any], *, base_url: str
+    upstream: Upstream, step: Step, args: Mapping[str, Any], *, base_url: str, now: dt.datetime | None = None
 ) -> BuiltRequest:
     """A chain step's request. A step on the main request's profile shares its static and
-    format parameters (the key comes with ``apply_auth``, the step's own ``auth``)."""
+    format parameters (the key comes with ``apply_auth``, the step's own ``auth``); its own
+    ``derived_params`` are resolved at ``now`` (never the main request's)."""
     own_profile = step.profile is not None
     static = dict(step.static_params) if own_profile else {**upstream.static_params, **step.static_params}
     pairs = dict(query_pairs({}, static, args))
@@ -258,6 +259,11 @@ def build_step_request(
         fp = step.format_param if step.format_param is not None else (upstream.format_param or {})
         pairs.update({k: param_value(v) for k, v in fp.items()})
     pairs.update(dict(query_pairs(step.params, {}, args)))
+    if step.derived_params:
+        if now is None:
+            raise UpstreamError(ADAPTER_ERROR, "NO_CLOCK", f"upstream.steps.{step.id}: derived_params need the engine's clock")
+        for name, expr in step.derived_params.items():
+            pairs[name] = resolve(expr, args, now)
     pairs.update(dict(filter_pairs(step.filters, args)))
     auth = step.auth if step.auth is not None else upstream.auth
     return BuiltRequest(

@@ -14,6 +14,8 @@ bases are testable at any instant. Every KMA time is computed in KST (UTC+9, no 
 - ``kma_nowcast.date`` / ``.time``: the latest HH00 observation, callable from HH:10 (KMA guide
   of 2024-11-28; older guides said HH:40, which served answers up to 30 minutes staler).
 - ``today.yyyymmdd`` / ``.yyyymm`` / ``.yyyy`` / ``.mm``, ``days_ago_7.yyyymmdd``: KST calendar dates.
+- ``last_year.yyyy``: the KST year before today's — the latest complete year of an annual
+  disclosure (대학알리미 publishes a year's figures during that year; the year before is complete).
 - ``input_or_today.year`` / ``.month``: the ``year``/``month`` input when given, else today's.
 - ``near_box.south`` / ``.north`` / ``.west`` / ``.east``: a WGS84 box reaching 2.5 km from the
   ``latitude``/``longitude`` inputs each way (safetydata.go.kr shelter sets filter by
@@ -189,6 +191,11 @@ def _today_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
 @resolver("days_ago_7", fields=("yyyymmdd",), doc="The KST date seven days ago (a week-long window's start).")
 def _days_ago_7_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
     return (kst(now) - dt.timedelta(days=7)).strftime("%Y%m%d")
+
+
+@resolver("last_year", fields=("yyyy",), doc="The KST year before today's (an annual disclosure's latest complete year): 2025 in 2026.")
+def _last_year_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    return str(kst(now).year - 1)
 
 
 @resolver("input_or_today", fields=("year", "month"), doc="The year or month input the citizen gave, else today's (KST): 2026, 05.")

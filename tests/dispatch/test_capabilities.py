@@ -439,6 +439,38 @@ def test_given_ids_skip_their_steps(tmp_path, srv):
     assert [s.path for s in srv.requests] == ["/1613000/TrainInfoService/getStrtpntAlocFndTrainInfo"]
 
 
+SCHOOL_FIGURES = manifest(
+    "school_figures_test",
+    credentials=["DATA_GO_KR_SERVICE_KEY"],
+    input_schema={"type": "object", "properties": {"school_name": {"type": "string"}, "school_id": {"type": "string"}}},
+    upstream={
+        "profile": "data_go_kr",
+        "path": "/B340014/FinancesService/getComparisonTuitionCrntSt",
+        "format_param": {"_type": "json"},
+        "params": {"schlId": "school_id"},
+        "derived_params": {"svyYr": "last_year.yyyy"},
+        "steps": [{"id": "school", "when_missing": "school_id", "path": "/B340014/SchoolInfoService/getSchoolInfo",
+                   "params": {"schlKrnNm": "school_name"}, "derived_params": {"svyYr": "today.yyyy"},
+                   "match": {"input": "school_name", "fields": ["schlNm"]}, "pick": {"school_id": "schlId"}}],
+        "fields": {"value": "indctVal1"},
+    },
+    output_schema=item_schema({"value": {"type": "string"}}),
+)
+
+
+def test_a_step_sends_its_own_derived_parameters_and_not_the_main_requests(tmp_path, srv):
+    srv.route("/B340014/SchoolInfoService/getSchoolInfo",
+              Reply(body=data_go_kr_json([{"schlId": "0000001", "schlNm": "가나대학교 분교"}, {"schlId": "0000149", "schlNm": "가나대학교"}])))
+    srv.route("/B340014/FinancesService/getComparisonTuitionCrntSt", Reply(body=data_go_kr_json([{"indctVal1": "5666.7"}])))
+    out = run(live(tmp_path, SCHOOL_FIGURES, srv).call("school_figures_test", {"school_name": "가나대학교 분교"}, mode="live"))
+    assert out.status == "ok", out.error_message
+    step = srv.seen("/B340014/SchoolInfoService/getSchoolInfo")[0]
+    main = srv.seen("/B340014/FinancesService/getComparisonTuitionCrntSt")[0]
+    # CLOCK is 2026-12-01 KST: the step asks for this year, the main request for the year before
+    assert (step.param("svyYr"), main.param("svyYr")) == ("2026", "2025")
+    assert main.param("schlId") == "0000001"
+
+
 def test_mock_answers_each_step_from_its_own_side_file(tmp_path):
     m = Manifest.model_validate({**TRAINS.model_dump(), "fixtures": [{
         "name": "daejeon_busan", "source": "synthetic",

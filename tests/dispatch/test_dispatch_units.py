@@ -91,6 +91,9 @@ def test_calendar_resolvers_use_kst():
     late_utc = dt.datetime(2026, 11, 30, 16, 0, tzinfo=UTC)  # already 1 December in Korea
     assert resolve("today.yyyymmdd", {}, late_utc) == "20261201"
     assert resolve("days_ago_7.yyyymmdd", {}, late_utc) == "20261124"
+    new_year_kst = dt.datetime(2025, 12, 31, 15, 30, tzinfo=UTC)  # 00:30 on 1 January 2026 in Korea
+    assert resolve("last_year.yyyy", {}, new_year_kst) == "2025"
+    assert resolve("last_year.yyyy", {}, new_year_kst - dt.timedelta(hours=1)) == "2024"
     with pytest.raises(UpstreamError, match="unknown derived parameter"):
         resolve("kma_grid.lat", {}, late_utc)
 

@@ -201,6 +201,27 @@ def test_unknown_names_are_located_build_errors(tmp_path, old, new, message):
     assert any(e.startswith(f"{NMC}:{line_of(path, 'postprocess: kma_pivot')}: upstream.postprocess: unknown post-processor 'kma_pivot'") for e in errors), errors
 
 
+def test_an_unknown_resolver_in_a_step_is_a_located_build_error(tmp_path):
+    import shutil
+
+    from ummaya.codegen.link import link
+    from ummaya.codegen.loader import load_registry
+
+    from tests.codegen.project import DATA, NMC, line_of
+
+    root = tmp_path / "proj"
+    shutil.copytree(DATA, root / "registry")
+    path = root / NMC
+    text = path.read_text(encoding="utf-8")
+    step = "  steps:\n    - {id: year_step, path: /x, pick: {latitude: y}, derived_params: {svyYr: last_year.yy}}\n  record_path:"
+    path.write_text(text.replace("  record_path:", step, 1), encoding="utf-8")
+    registry, problems = load_registry(root)
+    assert problems == []
+    errors = [str(p) for p in link(registry, use_parser=False).problems]
+    want = f"{NMC}:{line_of(path, 'steps:')}: upstream.steps.year_step.derived_params.svyYr: unknown resolver expression 'last_year.yy'"
+    assert any(e.startswith(want) for e in errors), errors
+
+
 def test_an_optional_closed_vocabulary_is_filled_only_when_the_request_names_a_label():
     """An optional enum field (x-slot free_text, with x-enum-labels) takes the code whose label the
     citizen said; nothing named, nothing sent (the schema default applies) — never a guess."""
