@@ -32,7 +32,7 @@ from ..understand import dates, grammar, table, vocab
 from ..understand.names import content_words
 from ..understand.numbers import coordinates_in, count_in
 from ..understand.places import bare_place, classify, find_place, has_deixis, has_place_suffix, known_places
-from ..understand.places import without_personal
+from ..understand.places import MARK, without_personal, without_value_labels
 from ..understand.readers import READERS, ReadRequest
 from ..understand.regions import find_region
 from .state import DialogueState
@@ -175,7 +175,7 @@ def topic_words(text: str, vocabulary: frozenset[str]) -> list[str]:
     """The words of ``text`` that name a topic (a service, a thing) rather than a place or time."""
     out = []
     counters = vocab.words("counters", "counters")
-    for raw in without_personal(text).split():
+    for raw in without_value_labels(without_personal(text).split(), lambda w: MARK in w):
         w = grammar.strip_particle(raw.strip(".,!?~"), known=known_places())
         lw = w.lower()
         if lw in counters or lw in grammar.NATIVE_NUMBERS or re.fullmatch(r"[\d.,\-]+", lw):

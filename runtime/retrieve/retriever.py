@@ -203,6 +203,7 @@ class Retriever:
         word_floor: float = 0.3,
         district_arguments: bool = True,
         named_service: float = 0.4,
+        runnable: bool = True,
     ):
         parsed: list[list[dict[str, Any]]] = []
 
@@ -252,6 +253,8 @@ class Retriever:
         # other words. 0 switches the rule off. Tune is flat from 0.4 to 1.0; 0.4 is the least that
         # does the work (evals/README.md).
         self.named_service = named_service
+        self.runnable = runnable
+        self._catalog_cache: Any = None
         self.generated = generated
         self._intent_words: tuple[str, ...] | None = None
         self._districts: tuple[frozenset[str], tuple[str, ...]] | None = None
@@ -606,7 +609,44 @@ class Retriever:
             final = np.where(place, final.max() * (1.0 + self.intent_boost) + final + 1e-3, final)
             order = self._top(final, top_k)
         order = [i for i in order[:top_k] if final[i] > 0]
+        order, final = self.prefer_runnable(query, final, order, frozenset(context_slots))
         return [self._candidate(i, float(final[i]), float(cov[i]), float(text[i])) for i in order]
+
+    def _catalog(self) -> Any:
+        """The release's catalog (manifests' inputs), loaded once; None without a generated/ folder."""
+        if self._catalog_cache is None:
+            cat: Any = False
+            if self.generated is not None and (Path(self.generated) / "catalog.json").exists():
+                try:
+                    from ..catalog import Catalog
+
+                    cat = Catalog.load(Path(self.generated))
+                except Exception:  # a catalog that does not load leaves the ranking as it is
+                    cat = False
+            self._catalog_cache = cat
+        return self._catalog_cache or None
+
+    def prefer_runnable(self, query: str, final: np.ndarray, order: list[int],
+                        context_slots: frozenset[str]) -> tuple[list[int], np.ndarray]:
+        """A candidate lacking a required input that neither the request, the session nor a locate
+        step can give scores ``RUNNABLE_TIE`` of itself when a sibling of the same primitive that
+        lacks nothing follows within that share (runtime/retrieve/runnable.py)."""
+        if len(order) < 2 or not self.runnable:
+            return order, final
+        catalog = self._catalog()
+        if catalog is None:
+            return order, final
+        from .runnable import RUNNABLE_TIE, yields
+
+        language = "ko" if re.search("[가-힣]", query) else "en"
+        ranked = [{"adapter_id": self.ids[i], "score": float(final[i])} for i in order]
+        lose = yields(ranked, catalog, query, language, context_slots)
+        if not lose:
+            return order, final
+        final = final.copy()
+        for k in lose:
+            final[order[k]] *= RUNNABLE_TIE
+        return sorted(order, key=lambda i: (-final[i], i)), final
 
     def refute(self, query: str, final: np.ndarray, best: list[int]) -> np.ndarray:
         """Drop those of the ``best`` candidates that one of their own negative examples describes

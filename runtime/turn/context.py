@@ -64,17 +64,9 @@ def _without_personal_labels(text: str) -> str:
     citizen's own data, not a service (registry/_vocab/function_words.yaml personal_labels)."""
     if "[" not in text:
         return text
-    from ..understand import vocab
+    from ..understand.places import without_value_labels
 
-    labels = vocab.fw("personal_labels")
-    words = text.split(" ")
-    out: list[str] = []
-    for i, w in enumerate(words):
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if nxt.startswith("[") and w.rstrip("은는이가:") in labels:
-            continue
-        out.append(w)
-    return " ".join(out)
+    return " ".join(without_value_labels(text.split(" "), lambda w: w.startswith("[")))
 
 
 def retrieval_view(query: str) -> str:

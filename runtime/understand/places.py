@@ -372,6 +372,30 @@ def without_personal(text: str) -> str:
     return text
 
 
+def without_value_labels(words: list[str], is_value: Any) -> list[str]:
+    """``words`` without the label words that introduce a removed personal value (「제 주민번호는
+    ⟦⟧」, 「my phone number is ⟦⟧」): they name the citizen's own data, never a service or a topic
+    (registry/_vocab/function_words.yaml personal_labels; function words and copulas may stand
+    between a label and its value)."""
+    labels = vocab.fw("personal_labels")
+    bridges = (vocab.fw("english") | vocab.fw("copula")) - labels
+    drop: set[int] = set()
+    for i, w in enumerate(words):
+        if not is_value(w):
+            continue
+        j, first = i - 1, None
+        while j >= 0:
+            low = words[j].lower()
+            if low.rstrip("은는이가:") in labels:
+                first = j  # 「phone number is」: every label of the value goes
+            elif low.rstrip(":") not in bridges:
+                break
+            j -= 1
+        if first is not None:
+            drop.update(range(first, i))
+    return [w for i, w in enumerate(words) if i not in drop]
+
+
 def find_place(text: str, language: str, exclude: frozenset[str] = frozenset()) -> str | None:
     """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스."""
     return place_span(without_personal(text), language, exclude)

@@ -1,0 +1,89 @@
+"""A candidate that cannot run on what the request, the session or a locate step can give yields a
+near tie to a sibling that can (「약국」 alone asks for pharmacies, not for those open on a day it
+does not name). The retriever applies it to its own ranking, so the turn and ``ummaya eval
+retrieval`` see one rule; the turn applies it again to candidates the dialogue ranked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# A candidate that lacks a required input yields to a sibling within this share of its score.
+RUNNABLE_TIE = 0.85
+
+
+def lacks(m: Any, catalog: Any, request: str, language: str, carried: frozenset[str]) -> list[str]:
+    """The required inputs of ``m`` only the citizen can give and the request does not: not carried
+    by the session, provided by no locate step (coordinates, a region come from the place named),
+    and not read from the request by the slot type's own reader (a day, a code, a hospital's name)."""
+    from ..context import now_kst
+    from ..understand import table
+    from ..understand.readers import READERS, ReadRequest
+
+    props = m.input_schema.get("properties") or {}
+    provided = set(catalog.locate_providers) | table.slot_table().of_class("coordinates")
+    out = []
+    now = now_kst()
+    for name in m.input_schema.get("required") or ():
+        prop = props.get(name) or {}
+        st = table.slot_of(prop, name)
+        slot = st.name if st is not None else prop.get("x-slot", name)
+        if slot in carried or name in carried or slot in provided:
+            continue
+        read = READERS.get(st.reader) if st is not None and st.reader else None
+        if read is None:
+            continue  # a derived slot: a chain or the session fills it, not the citizen's words
+        try:
+            value = read(ReadRequest(request, now, prop, name, language, {}, st, None, True))
+        except Exception:  # a reader that cannot read this text says nothing about it
+            value = None
+        if value is None:
+            out.append(name)
+    return out
+
+
+def yields(ranked: list[dict[str, Any]], catalog: Any, request: str, language: str,
+           carried: frozenset[str]) -> list[int]:
+    """Positions among the first four candidates that yield a near tie: each lacks an input
+    (:func:`lacks`) and a sibling of the same primitive lacking nothing follows within
+    ``RUNNABLE_TIE`` of its score. A conversation's pinned candidate never yields."""
+    out: list[int] = []
+    top4 = ranked[:4]
+    for k, c in enumerate(top4):
+        m = catalog.adapters.get(c["adapter_id"])
+        if c.get("carried") or m is None or m.primitive == "locate" or not lacks(m, catalog, request, language, carried):
+            continue
+        best = float(c.get("score") or 0.0)
+        for other in top4[k + 1:]:
+            if float(other.get("score") or 0.0) < RUNNABLE_TIE * best:
+                break
+            o = catalog.adapters.get(other["adapter_id"])
+            if o is not None and o.primitive == m.primitive and not lacks(o, catalog, request, language, carried):
+                out.append(k)
+                break
+    return out
+
+
+def prefer_runnable(ranked: list[dict[str, Any]], catalog: Any, request: str, language: str,
+                    carried: frozenset[str]) -> list[dict[str, Any]]:
+    """「약국」 alone asks for pharmacies, not for those open on a day it does not name: a top
+    candidate whose required input only the citizen can give (a day, a code, a hospital's name,
+    :func:`lacks`) and the request does not give yields a near tie (``RUNNABLE_TIE``) to a
+    sibling of the same primitive that lacks nothing. A clear lead, or one the conversation pins,
+    is left alone."""
+    if len(ranked) < 2 or ranked[0].get("carried"):
+        return ranked
+    top = catalog.adapters.get(ranked[0]["adapter_id"])
+    if top is None or top.primitive == "locate" or not lacks(top, catalog, request, language, carried):
+        return ranked
+    best = float(ranked[0].get("score") or 0.0)
+    for i, c in enumerate(ranked[1:4], 1):
+        if float(c.get("score") or 0.0) < RUNNABLE_TIE * best:
+            break
+        m = catalog.adapters.get(c["adapter_id"])
+        if m is None or m.primitive != top.primitive:
+            continue
+        if not lacks(m, catalog, request, language, carried):
+            return [ranked[i], *ranked[:i], *ranked[i + 1:]]
+    return ranked
+
+
