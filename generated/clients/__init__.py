@@ -53,6 +53,7 @@ ADAPTERS = (
     "kma_pre_warnings",
     "kma_short_term_forecast",
     "kma_typhoon_bulletins",
+    "kma_ultra_short_forecast",
     "kma_ultra_short_nowcast",
     "kma_weather_warnings",
     "korail_ticket_booking_handoff",
