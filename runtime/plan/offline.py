@@ -20,7 +20,7 @@ from ..schemas import validator
 from ..understand import names as nm
 from ..understand import places as pl
 from ..understand import table as slot_table
-from ..understand.cues import names_value, takes_class, values_named
+from ..understand.cues import implied_by, personal_given, takes_class, unasked_step, values_named
 from ..understand.labels import typed
 from ..understand.numbers import coordinates_in
 from ..understand.readers import READERS, ReadRequest
@@ -264,7 +264,27 @@ class OfflinePlanner:
     @staticmethod
     def choose_target(ctx: PlanContext) -> Manifest:
         top = ctx.candidates[0]
-        if top.primitive != "locate" and not names_value(top, ctx.request):
+        given = personal_given(top, ctx.request, language=ctx.language)
+        if not given:
+            # The citizen gives their own data (a name and a date of birth) that a close candidate
+            # takes and the first does not: that candidate is the service they mean. A submission
+            # only when the request asks to submit (신청, apply — the retriever's intent cues);
+            # otherwise a check, never a step more protected than asked for.
+            implied = implied_by(ctx.request)
+            for m in ctx.candidates[1:4]:
+                if m.primitive == "send" and "send" not in implied:
+                    continue
+                if len(personal_given(m, ctx.request, language=ctx.language)) >= 2:
+                    return m
+        if unasked_step(top, ctx.request) and len(given) < 2:
+            # The first candidate is a protected step the request does not ask for (an application
+            # for 「첫만남이용권은 어떤 제도야?」), nor gives it the citizen's own data: a close plain
+            # candidate that reads the value the request names answers it.
+            for m in ctx.candidates[1:3]:
+                if (not unasked_step(m, ctx.request) and m.permission.consent is None
+                        and values_named(m, ctx.request, codes=False)):
+                    return m
+        if top.primitive != "locate" and not values_named(top, ctx.request, codes=False):
             # The request names a value of a close candidate's own vocabulary (에너지바우처 for the
             # welfare search) and none of the first one's: that candidate is what it asks for.
             # Never a step more protected than the first (a consent notice, a submission): a
@@ -272,7 +292,7 @@ class OfflinePlanner:
             # A first candidate with a field of the value's own class (a keyword) reads it itself.
             for m in ctx.candidates[1:3]:
                 if m.primitive == top.primitive and m.permission.consent is None:
-                    named = values_named(m, ctx.request)
+                    named = values_named(m, ctx.request, codes=False)
                     if named and not takes_class(top, named):
                         return m
         if top.primitive == "locate" and coordinates_in(ctx.request) is not None and not top.requires:

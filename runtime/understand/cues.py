@@ -49,11 +49,29 @@ def evidence(manifests: list[Any], text: str) -> list[tuple[Any, int, bool]]:
     return out
 
 
-def values_named(m: Any, text: str) -> set[str]:
+def unasked_step(m: Any, text: str) -> bool:
+    """``m`` is a protected step (a submission, or any step behind a consent notice: a check of
+    the citizen's own data) whose action the request does not ask for: a vocabulary term named
+    (「첫만남이용권은 어떤 제도야?」) is no request to apply or to be checked. A plain check (a
+    drug's pregnancy warning) is no protected step."""
+    protected = m.primitive == "send" or getattr(m.permission, "consent", None) is not None
+    return protected and m.primitive not in implied_by(text)
+
+
+def implied_by(text: str) -> set[str]:
+    """The primitives the request's intent cues imply (the retriever's ``INTENT_CUES``)."""
+    from ..retrieve.retriever import INTENT_CUES
+
+    return {p for pattern, prims in INTENT_CUES if pattern.search(text) for p in prims}
+
+
+def values_named(m: Any, text: str, codes: bool = True) -> set[str]:
     """The slot classes of ``m``'s fields for which the request names a value from a declared
     vocabulary: a product the product vocabulary knows (not merely an unknown word before 먹어도),
     a term of a keyword field's vocabulary, or a holiday for a month or date field that has a
-    calendar vocabulary."""
+    calendar vocabulary; with ``codes``, also a term of a code field's vocabulary (a specialty,
+    a life stage). A code term is evidence that the request is for ``m`` (the scope check), but
+    no reason to prefer ``m`` over a candidate whose free-text keyword reads the same word."""
     from .names import _whole_product
 
     product: bool | None = None
@@ -68,8 +86,9 @@ def values_named(m: Any, text: str) -> set[str]:
                 product = _whole_product(text) is not None
             if product:
                 out.add("product")
-        elif st.class_ == "keyword" and st.vocabulary and named_terms(text, st.vocabulary):
-            out.add("keyword")
+        elif (st.class_ == "keyword" or (codes and st.class_ == "code")) and st.vocabulary \
+                and named_terms(text, st.vocabulary):
+            out.add(st.class_)
         elif st.class_ in ("month", "date") and st.vocabulary:
             if holiday is None:
                 holiday = holiday_in(text) is not None
@@ -85,6 +104,30 @@ def names_value(m: Any, text: str) -> bool:
     return bool(values_named(m, text))
 
 
+def personal_given(m: Any, text: str, now: Any = None, language: str = "ko") -> set[str]:
+    """The personal-class fields of ``m`` whose slot reader reads a value from the request: the
+    citizen volunteered their own data (「이름 오지훈, 생년월일 1965.03.15」) for a service that
+    takes it. Only fields with a reader count; a derived slot is never the citizen's words."""
+    from ..context import now_kst
+    from .readers import READERS, ReadRequest
+
+    out: set[str] = set()
+    for name, prop in (m.input_schema.get("properties") or {}).items():
+        st = table.slot_of(prop, name)
+        if st is None or st.class_ != "personal" or not st.reader:
+            continue
+        read = READERS.get(st.reader)
+        if read is None:
+            continue
+        try:
+            value = read(ReadRequest(text, now or now_kst(), prop, name, language, {}, st, None, False))
+        except Exception:  # a reader that cannot read this text says nothing about it
+            value = None
+        if value is not None:
+            out.add(name)
+    return out
+
+
 def takes_class(m: Any, classes: set[str]) -> bool:
     """Some input field of ``m`` has a slot type of one of ``classes``."""
     return any((st := table.slot_of(p)) is not None and st.class_ in classes
@@ -96,4 +139,5 @@ def takes_product(m: Any) -> bool:
                for p in (m.input_schema.get("properties") or {}).values())
 
 
-__all__ = ["evidence", "named_classes", "names_value", "takes_class", "takes_product", "values_named"]
+__all__ = ["evidence", "implied_by", "named_classes", "names_value", "personal_given", "takes_class", "takes_product",
+           "unasked_step", "values_named"]
