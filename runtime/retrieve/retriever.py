@@ -398,9 +398,14 @@ class Retriever:
                  for m in pattern.finditer(query)]
         folded = query.lower()
         spaced = f" {' '.join(_LATIN_WORD.findall(folded))} "
-        for w in self.intent_words():
+        words = self.intent_words()
+        single = {w for w in words if " " not in w}
+        for w in words:
             if (w in folded) if "가" <= w[0] <= "힣" else (f" {w} " in spaced):
-                spans.extend(w.split())
+                # Of a phrase (진료 예약, ticket booking) only the action is a cue: 진료 still says
+                # what the citizen wants booked, so it stays evidence for the hospital search.
+                parts = w.split()
+                spans.extend(parts if len(parts) == 1 else [p for p in parts if p in single])
         for span in spans:
             out.update(f"g:{t}" for t in grams(span))
             out.update(f"m:{t}" for t in self.segment(span))

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import table, vocab
+from . import grammar, table, vocab
 
 
 _KO_BEFORE = frozenset(" \t\n,.!?~([「'\"")
@@ -24,13 +24,25 @@ def _mentions(low: str, term: str) -> bool:
     「청년월세 지원」 does not name 「월세 지원」). String search, no regex: this runs per term."""
     if not term:
         return False
+    one_syllable = len(term) == 1 and not term.isascii()
     at = low.find(term)
     while at >= 0:
         before = low[at - 1] if at else " "
         if (before not in "abcdefghijklmnopqrstuvwxyz0123456789") if term.isascii() else (before in _KO_BEFORE):
-            return True
+            # One syllable (코, 귀, 눈) is a word only on its own or before a particle: 코드 and
+            # 귀가 are not the nose or the ear.
+            if not one_syllable or _ends_word(low, at + 1):
+                return True
         at = low.find(term, at + 1)
     return False
+
+
+def _ends_word(low: str, at: int) -> bool:
+    rest = low[at:]
+    if not rest or rest[0] in _KO_BEFORE or rest[0] in ")」'\"":
+        return True
+    return any(rest.startswith(p) and (len(rest) == len(p) or not "가" <= rest[len(p)] <= "힣")
+               for p in grammar.PARTICLES)
 
 
 @lru_cache(maxsize=64)
