@@ -139,7 +139,7 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
     up = m.upstream
     with UpstreamServer() as srv:
         srv.route(
-            up.path,
+            up.for_arguments(fixture.request).path,  # the operation the request chooses (upstream.operations)
             Reply(fixture.status, _body(adapter_id, fixture_name), fixture_content_type(fixture)),
         )
         overrides = {adapter_id: srv.url}

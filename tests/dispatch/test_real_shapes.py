@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.dispatch.helpers import REPO
-from tests.dispatch.test_wire_truth import ER_ARGS, ER_ROW, LIVE, REAL, call, path_of
+from tests.dispatch.test_wire_truth import ER_ARGS, ER_ROW, LIVE, REAL, call, path_of, paths_of
 from tests.support.upstreams import (
     JSON,
     XML,
@@ -102,7 +102,8 @@ def variants(body: bytes, is_json: bool) -> dict[str, tuple[bytes, str]]:
 
 def _serve(srv, adapter_id: str, body: bytes, ctype: str, fixture: str = "") -> None:
     m = REAL[adapter_id]
-    srv.route(path_of(adapter_id), Reply(body=body, content_type=ctype))
+    for path in paths_of(adapter_id):
+        srv.route(path, Reply(body=body, content_type=ctype))
     for step in m.upstream.chain() if fixture else []:
         stem, dot, suffix = fixture.rpartition(".")
         side = next(REPO.glob(f"registry/*/fixtures/{adapter_id}/{stem}.{step.id}.{suffix}"), None)

@@ -61,6 +61,12 @@ def path_of(adapter_id: str) -> str:
     return REAL[adapter_id].upstream.path
 
 
+def paths_of(adapter_id: str) -> list[str]:
+    """Every path the adapter may call: its default and each operation an input can choose."""
+    up = REAL[adapter_id].upstream
+    return sorted({up.path, *(up.operations.paths() if up.operations is not None else ())})
+
+
 def dispatcher(srv, *ids, clock=NOON, **manifest_overrides):
     adapters = {}
     for adapter_id in ids:
@@ -539,7 +545,8 @@ STANDARD_ANSWERS = [
 def test_every_live_adapter_reads_the_standard_forms(srv, adapter_id, name, body, expected):
     m = REAL[adapter_id]
     args = next(f.request for f in m.fixtures if f.expected is not None)
-    srv.route(path_of(adapter_id), Reply(body=body, content_type=XML))
+    for path in paths_of(adapter_id):
+        srv.route(path, Reply(body=body, content_type=XML))
     for step in m.upstream.chain():
         srv.route(step.path, Reply(body=body, content_type=XML))
     if m.upstream.auth is not None and m.upstream.auth.token_path:
