@@ -168,3 +168,18 @@ class SleepLog:
 
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
+
+
+def step_answers(request: dict[str, Any], answers: list[tuple[Any, bytes]], content_type: str) -> Any:
+    """A loopback route for steps that share one path (origin and destination looked up in one
+    list): the step whose params carry the request's values gets its own body."""
+    from tests.support.upstreams import Reply
+
+    def pick(seen: Any) -> Any:
+        for step, body in answers:
+            sent = {k: request.get(v) for k, v in step.params.items() if request.get(v) is not None}
+            if sent and all(seen.param(k) == str(val) for k, val in sent.items()):
+                return Reply(body=body, content_type=content_type)
+        return Reply(body=answers[0][1], content_type=content_type)
+
+    return pick

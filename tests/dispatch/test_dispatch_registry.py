@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from tests.dispatch.helpers import REPO, FixedClock, no_sleep, run
+from tests.dispatch.helpers import REPO, FixedClock, no_sleep, run, step_answers
 from tests.support.upstreams import Reply, UpstreamServer, sgis_token_json
 from ummaya.codegen.loader import load_registry
 from ummaya.codegen.resolve import resolve_manifest
@@ -137,9 +137,11 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
     if fixture.response is None:
         pytest.skip("fixture has no upstream body")
     up = m.upstream
+    defaults = {k: v["default"] for k, v in m.input_schema.get("properties", {}).items() if "default" in v}
+    path = up.for_arguments({**defaults, **fixture.request}).path  # the operation the request chooses
     with UpstreamServer() as srv:
         srv.route(
-            up.for_arguments(fixture.request).path,  # the operation the request chooses (upstream.operations)
+            path,
             Reply(fixture.status, _body(adapter_id, fixture_name), fixture_content_type(fixture)),
         )
         overrides = {adapter_id: srv.url}
@@ -152,15 +154,7 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
             if step.profile is not None:
                 overrides[f"{adapter_id}.{step.id}"] = srv.url
         for path, answers in by_path.items():
-            # Two steps on one path (origin and destination from one list) are told apart by the
-            # inputs they send: the step whose params carry the fixture's request values answers.
-            def pick(seen, answers=answers):
-                for step, body in answers:
-                    sent = {k: fixture.request.get(v) for k, v in step.params.items() if fixture.request.get(v) is not None}
-                    if sent and all(seen.param(k) == str(val) for k, val in sent.items()):
-                        return Reply(body=body, content_type=fixture_content_type(fixture))
-                return Reply(body=answers[0][1], content_type=fixture_content_type(fixture))
-            srv.route(path, pick)
+            srv.route(path, step_answers(fixture.request, answers, fixture_content_type(fixture)))
         if up.auth and up.auth.style == "token_exchange":
             srv.route(up.auth.token_path, Reply(body=sgis_token_json("loopback-token")))
         env = {name: f"dummy-{name.lower()}" for name in m.credentials}
@@ -172,19 +166,12 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
             sleep=no_sleep,
         )
         out = run(d.call(adapter_id, dict(fixture.request), mode="live"))
-        sent = srv.seen(up.path)
+        sent = srv.seen(path)
     assert out.tier == "live" and out.moved_from is None  # Live is never moved to today
     _check(out, fixture)
     assert sent, "the live call never reached the loopback upstream"
     # Every declared parameter whose input was given went out under its upstream name.
-    args = {
-        **{
-            k: v.get("default")
-            for k, v in m.input_schema.get("properties", {}).items()
-            if "default" in v
-        },
-        **fixture.request,
-    }
+    args = {**defaults, **fixture.request}
     for upstream_name, input_name in up.params.items():
         if args.get(input_name) is not None:
             assert sent[0].param(upstream_name) is not None, (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dispatch.helpers import REPO
+from tests.dispatch.helpers import REPO, step_answers
 from tests.dispatch.test_wire_truth import ER_ARGS, ER_ROW, LIVE, REAL, call, path_of, paths_of
 from tests.support.upstreams import (
     JSON,
@@ -100,15 +100,19 @@ def variants(body: bytes, is_json: bool) -> dict[str, tuple[bytes, str]]:
     return out
 
 
-def _serve(srv, adapter_id: str, body: bytes, ctype: str, fixture: str = "") -> None:
+def _serve(srv, adapter_id: str, body: bytes, ctype: str, fixture: str = "",
+           request: dict | None = None) -> None:
     m = REAL[adapter_id]
     for path in paths_of(adapter_id):
         srv.route(path, Reply(body=body, content_type=ctype))
+    stem, _dot, suffix = fixture.rpartition(".")
+    by_path: dict[str, list] = {}
     for step in m.upstream.chain() if fixture else []:
-        stem, dot, suffix = fixture.rpartition(".")
         side = next(REPO.glob(f"registry/*/fixtures/{adapter_id}/{stem}.{step.id}.{suffix}"), None)
         if side is not None:
-            srv.route(step.path, Reply(body=side.read_bytes(), content_type=JSON if suffix == "json" else XML))
+            by_path.setdefault(step.path, []).append((step, side.read_bytes()))
+    for path, answers in by_path.items():
+        srv.route(path, step_answers(request or {}, answers, JSON if suffix == "json" else XML))
     if m.upstream.auth is not None and m.upstream.auth.token_path:
         srv.route(m.upstream.auth.token_path, Reply(body=sgis_token_json("tok")))
 
@@ -141,11 +145,11 @@ def test_an_encoding_or_framing_variant_keeps_the_records(srv, adapter_id, fx, v
     vs = variants(body, is_json)
     if variant not in vs:
         pytest.skip(f"{variant} does not apply to this body (format or characters)")
-    _serve(srv, adapter_id, body, JSON if is_json else XML, fx.response)
+    _serve(srv, adapter_id, body, JSON if is_json else XML, fx.response, fx.request)
     base = call(srv, adapter_id, fx.request)
     assert base.status == "ok" and base.output["items"], (base.error_code, base.error_message)
     vbody, ctype = vs[variant]
-    _serve(srv, adapter_id, vbody, ctype, fx.response)
+    _serve(srv, adapter_id, vbody, ctype, fx.response, fx.request)
     out = call(srv, adapter_id, fx.request)
     assert _sig(out) == _sig(base), (variant, out.error_code, out.error_message)
     assert out.output["items"] == base.output["items"]
