@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from ..understand import dates, grammar, table, vocab
@@ -125,25 +126,35 @@ def _words(text: str) -> list[str]:
 def _topic_vocabulary(catalog: Any) -> frozenset[str]:
     """Words that name *what* a request is about, from every adapter's hints and title; place
     names and function words are left out (they say where or how, not what)."""
+    where = table.folder()
     topic: set[str] = set()
     for m in catalog.adapters.values():
         for text in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en):
-            ws = _words(text)
-            for i, w in enumerate(ws):
-                lw = w.lower()
-                if len(lw) == 1 and re.fullmatch(r"[가-힣]", lw) and i < len(ws) - 1:
-                    # A one-syllable noun before the predicate of a hint (「비 와?」, 「약 먹어도
-                    # 돼?」): Korean puts the verb last, so what comes before it is the topic.
-                    topic.add(lw)
-                    continue
-                if len(lw) < 2 or lw in vocab.fw("request") or lw in vocab.fw("temporal"):
-                    continue
-                kind, _ = classify(w)
-                if kind == "skip":
-                    continue
-                if w in known_places():
-                    continue
-                topic.add(lw)
+            topic |= _text_topics(where, text)
+    return frozenset(topic)
+
+
+@lru_cache(maxsize=1 << 16)
+def _text_topics(where: Any, text: str) -> frozenset[str]:
+    """The topic words of one hint or title under the vocabularies of ``where``: cached by text, so
+    every catalog of the same registry (each release a server loads, each test's app) reuses them."""
+    topic: set[str] = set()
+    ws = _words(text)
+    for i, w in enumerate(ws):
+        lw = w.lower()
+        if len(lw) == 1 and re.fullmatch(r"[가-힣]", lw) and i < len(ws) - 1:
+            # A one-syllable noun before the predicate of a hint (「비 와?」, 「약 먹어도
+            # 돼?」): Korean puts the verb last, so what comes before it is the topic.
+            topic.add(lw)
+            continue
+        if len(lw) < 2 or lw in vocab.fw("request") or lw in vocab.fw("temporal"):
+            continue
+        kind, _ = classify(w)
+        if kind == "skip":
+            continue
+        if w in known_places():
+            continue
+        topic.add(lw)
     return frozenset(topic)
 
 

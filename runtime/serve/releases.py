@@ -50,10 +50,12 @@ def bundle_files(generated: Path) -> list[Path]:
     for name in ("registry.lock", "guidance.json"):
         if (generated / name).is_file():
             out.append(Path(name))
-    fixtures = generated / "fixtures"
-    if fixtures.is_dir():
-        out += sorted(p.relative_to(generated) for p in fixtures.rglob("*")
-                      if p.is_file() and not any(part.startswith(".") for part in p.parts))
+    # understand/: the slot table and vocabularies this release's turns read (without them a
+    # served release fell back to whatever generated/ the working directory had).
+    for folder in ("understand", "fixtures"):
+        if (generated / folder).is_dir():
+            out += sorted(p.relative_to(generated) for p in (generated / folder).rglob("*")
+                          if p.is_file() and not any(part.startswith(".") for part in p.parts))
     missing = [str(p) for p in out if not (generated / p).is_file()]
     if missing:
         raise FileNotFoundError(f"{generated}: missing {', '.join(missing)} — run `ummaya build`")
@@ -239,5 +241,10 @@ class ReleaseCache:
         except PolicyUnavailable as exc:
             raise ApiError("release_unavailable", f"release {release.release_id}: {exc}") from None
         dispatcher = (self.dispatcher_factory or Dispatcher)(catalog)
+        # The topic words of every adapter's hints (~1 s at 150 adapters): paid here, once per
+        # release, not by the first citizen whose turn asks for them.
+        from ummaya.runtime.dialogue.resolve import topic_vocabulary
+
+        topic_vocabulary(catalog)
         return LoadedRelease(release.release_id, policy, catalog, retriever, dispatcher, folder,
                              {m.id: facts_for(m) for m in catalog.adapters.values()})

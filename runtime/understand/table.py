@@ -10,6 +10,7 @@ leaves the table in use unchanged.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +42,13 @@ def folder() -> Path:
     """The generated folder whose understanding is in use."""
     if _active is not None:
         return _active
+    # Asked for every word a turn classifies: the search upwards for the project is done once per
+    # (UMMAYA_GENERATED, working directory), not per word (it cost a first turn seconds of stat calls).
+    return _discover(os.environ.get("UMMAYA_GENERATED"), os.getcwd())
+
+
+@lru_cache(maxsize=8)
+def _discover(env: str | None, cwd: str) -> Path:
     from ummaya.paths import generated_dir, package_generated_dir
 
     for candidate in (generated_dir(), package_generated_dir()):

@@ -153,8 +153,8 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
                 by_path.setdefault(step.path, []).append((step, side.read_bytes()))
             if step.profile is not None:
                 overrides[f"{adapter_id}.{step.id}"] = srv.url
-        for path, answers in by_path.items():
-            srv.route(path, step_answers(fixture.request, answers, fixture_content_type(fixture)))
+        for step_path, answers in by_path.items():  # not ``path``: the main call is read below
+            srv.route(step_path, step_answers(fixture.request, answers, fixture_content_type(fixture)))
         if up.auth and up.auth.style == "token_exchange":
             srv.route(up.auth.token_path, Reply(body=sgis_token_json("loopback-token")))
         env = {name: f"dummy-{name.lower()}" for name in m.credentials}

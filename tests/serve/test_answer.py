@@ -46,7 +46,11 @@ def catalog_primitives(generated: Path) -> list[str]:
 
 
 def test_health_ready_and_first_release_published_at_startup(api: Any, generated: Path) -> None:
-    assert api.get("/healthz").json() == {"status": "ok"}
+    health = api.get("/healthz").json()
+    assert health["status"] == "ok"
+    # The trace writer's queue, for an operator to see a backlog before it refuses turns (503).
+    assert health["traces"]["queued"] == 0 and health["traces"]["failed"] == 0
+    assert health["traces"]["capacity"] > 0
     ready = api.get("/readyz")
     assert ready.status_code == 200
     rid = json.loads((generated / "catalog.json").read_bytes())["release_id"]
