@@ -371,7 +371,7 @@ def resolve(
     if not topics:
         # 「내일은?」 after a current observation: the topic carries, the adapter that serves days
         # takes over (a "now" service cannot answer another day; see ``_serves_days``).
-        last_m = _for_another_day(text, last_m, found, catalog)
+        last_m = _for_another_day(text, last_m, found, catalog, language, context)
         bare = anchored or (None if deixis else bare_place(without_personal(dates.without_time_words(text)), language, topic_vocab | adapter_vocabulary(last_m)))
         content = _content_fields(last_m)
         # A bare name replaces the slot of the last intent it fits: a place where the intent has a
@@ -435,22 +435,33 @@ def _serves_days(m: Any) -> bool:
                for p in props.values()) or day_fields(m)[0] is not None
 
 
-def _for_another_day(text: str, m: Any, found: list[dict[str, Any]], catalog: Any) -> Any:
+def _for_another_day(text: str, m: Any, found: list[dict[str, Any]], catalog: Any,
+                     language: str = "ko", carried: frozenset[str] = frozenset()) -> Any:
     """``m``, or — when the message names a day other than today and ``m`` cannot serve one — the
-    adapter of the same domain and primitive that can (retrieval's pick first)."""
+    adapter of the same domain and primitive that can. Retrieval's picks come first; among the
+    rest, one that can run on what the conversation carries (runtime/retrieve/runnable.py) and
+    that is located as ``m`` is (the same ``requires``: a point stays a point) goes before one that
+    would first ask for another kind of place: 「내일은?」 after a reading near a station asks for
+    the forecast at that point, not for a region-wide service that asks which 시·도."""
     from ..context import now_kst
+    from ..retrieve.runnable import lacks
     from ..turn.days import asked_days
 
     now = now_kst()
     if _serves_days(m) or not [d for d in asked_days(text, now) if d != now.date()]:
         return m
     ranked = [c["adapter_id"] for c in found] + sorted(catalog.adapters)
+    serving = []
     for aid in dict.fromkeys(ranked):
         other = catalog.adapters.get(aid)
         if other is not None and other.id != m.id and other.domain == m.domain and other.primitive == m.primitive \
                 and set(other.requires) <= set(m.requires) | {"coordinates"} and _serves_days(other):
-            return other
-    return m
+            serving.append(other)
+    if not serving:
+        return m
+    picked = {c["adapter_id"] for c in found}
+    return min(serving, key=lambda o: (o.id not in picked, bool(lacks(o, catalog, text, language, carried)),
+                                       set(o.requires) != set(m.requires)))  # min is stable: first wins ties
 
 
 def _content_fields(m: Any) -> set[str]:
