@@ -35,6 +35,9 @@ def facts_for(ctx: TurnContext, st: TurnState) -> claims.Facts:
     # used (their fixed phrases — 「반경 150m」 — are the manifest author's, not the model's).
     own = [*ans.NEXT_STEP[lang].values(), *ans.BOUNDARY[lang].values()]
     own += [getattr(m.render, lang) for m, _ in st.evidence if m.render is not None]
+    # 「11월 30일 기록을 오늘 날짜로 옮김」 names the recording's day from the evidence's own
+    # metadata (moved_from), which no output field need carry (rows dated days ahead of it).
+    own.append(ans.moved_label(st.evidence, lang))
     return claims.build_facts(
         outputs,
         citizen=[*ctx.citizen_texts, *(str(v) for v in ctx.slots.values())],

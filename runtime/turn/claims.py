@@ -616,7 +616,8 @@ def _judge(matches: list[tuple[int, str, re.Match[str]]], text: str, a: int, b: 
                 return "time", claim.strip()
         elif kind == "number":
             approx = bool(_APPROX.search(text[max(a, m.start() - 6): m.start()]))
-            if not _number_backed(m.group(1), m.group(2), m.group(3), f, approx):
+            if not _number_backed(m.group(1), m.group(2), m.group(3), f, approx) \
+                    and not _day_of_month_backed(m.group(1), m.group(2), m.group(3), f):
                 return "number", claim.strip()
         elif kind == "long":
             digits = _NONDIGIT.sub("", claim)
@@ -709,6 +710,14 @@ def _number_backed(whole: str, frac: str | None, unit: str, f: Facts, approx: bo
         if f.near((value - half) * s, (value + half) * s):
             return True
     return False
+
+
+def _day_of_month_backed(whole: str, frac: str | None, unit: str, f: Facts) -> bool:
+    """「6일, 7일, 12일」 after the month was said once: a day of a date the evidence holds."""
+    if unit != "일" or frac or not whole.isdigit():
+        return False
+    day = int(whole)
+    return any(d == day for y, _m, d in f.dates if y)
 
 
 def _is_generic(name: str) -> bool:

@@ -174,3 +174,13 @@ def test_a_copied_or_reworded_live_label_over_mock_evidence_goes(facts, sentence
 def test_advice_about_live_data_is_no_tier_claim(facts):
     for sentence in ("For real-time data, set the API key and ask again.", "실시간 정보는 API 키를 설정한 뒤 다시 확인하세요."):
         assert check(sentence, facts).grounded, sentence
+
+
+def test_days_listed_after_their_month_are_backed_by_the_evidence_dates_only():
+    """「영하인 날: 6일, 12일」 (a template lists days of the dates it shows): a day of an evidence
+    date is backed; a day no evidence date has is not, even when the month was named."""
+    rows = {"items": [{"date": "20261206", "min_c": -3.0}, {"date": "20261212", "min_c": -1.0}]}
+    f = build_facts([rows], tiers={"mock"}, clock=dt.datetime(2026, 12, 2, 9, 0, tzinfo=KST))
+    assert check("영하인 날: 6일, 12일.", f).grounded
+    v = check("영하인 날: 6일, 23일.", f)
+    assert [r["claim"] for r in v.removed] == ["23일"], v.removed
