@@ -68,7 +68,7 @@ def build_engine(
     from .store.models import RetentionPolicy
 
     catalog = catalog or Catalog.load(generated)
-    retriever = retriever or Retriever.load(catalog.root)
+    retriever = retriever or Retriever.load(catalog.root, catalog=catalog)
     dispatcher = dispatcher or (Dispatcher(catalog, clock=clock) if clock is not None else Dispatcher(catalog))
     if store == "default":
         store = open_store(None)

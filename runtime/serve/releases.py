@@ -237,7 +237,7 @@ class ReleaseCache:
                     shutil.rmtree(tmp, ignore_errors=True)
         catalog = Catalog.load(folder)
         try:
-            retriever = policy.retriever(folder)
+            retriever = policy.retriever(folder, catalog=catalog)
         except PolicyUnavailable as exc:
             raise ApiError("release_unavailable", f"release {release.release_id}: {exc}") from None
         dispatcher = (self.dispatcher_factory or Dispatcher)(catalog)
