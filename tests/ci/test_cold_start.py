@@ -39,3 +39,22 @@ def test_claim_patterns_compile_on_first_use_with_the_same_verdicts():
         assert kinds == ["phone"], verdict.removed
         assert any("_compiled" in p.__dict__ for p in lazy)
     """)
+
+
+def test_pydantic_skips_its_entry_point_scan_unless_the_environment_says_otherwise():
+    _run("""
+        import os, sys
+        os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
+        from ummaya.cli import main
+        main.get_command(None, "ask")
+        assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+        from pydantic.plugin import _loader
+        assert list(_loader.get_plugins()) == [] and _loader._plugins is None  # no scan happened
+    """)
+    _run("""
+        import os
+        os.environ["PYDANTIC_DISABLE_PLUGINS"] = ""     # a user who keeps their plugins
+        from ummaya.cli import main
+        main.get_command(None, "ask")
+        assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
+    """)

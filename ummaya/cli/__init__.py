@@ -6,6 +6,7 @@ Modules are imported lazily so ``ummaya search`` does not pay for the server or 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import types
 
@@ -23,6 +24,14 @@ class _NoHttpxCli(types.ModuleType):
         if sys.modules.get(self.__name__) is self:
             del sys.modules[self.__name__]
         raise AttributeError(name)
+
+
+def _no_pydantic_plugin_scan() -> None:
+    """pydantic looks for plugins by reading the entry points of every installed distribution
+    when it builds its first model (~50-90 ms of a cold ``ummaya ask``, more in a larger venv).
+    The CLI has none to load; ``PYDANTIC_DISABLE_PLUGINS`` is pydantic's own switch, and a value
+    the environment already sets (e.g. an empty one, to keep plugins) is left as it is."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
 def _httpx_without_its_own_cli() -> None:
@@ -60,6 +69,7 @@ class LazyGroup(click.Group):
             return None
         module_name, attr = target.split(":")
         _httpx_without_its_own_cli()  # before the command imports httpx
+        _no_pydantic_plugin_scan()  # before it imports pydantic
         try:
             module = importlib.import_module(f"ummaya.cli.{module_name}")
         except ModuleNotFoundError as exc:
