@@ -64,6 +64,10 @@ STOP_LAYER = {
     "ungrounded": "answer",
 }
 
+# Stop reasons that are failures of an upstream: the turn ends "failed", and the serving API and
+# MCP report them as errors, not answers (one list for every surface).
+UPSTREAM_STOPS = ("adapter_error", "channel_unavailable", "credential_missing")
+
 
 class Event(BaseModel):
     seq: int = Field(ge=0, description="Sequence number within the turn (also the SSE id)")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,9 +33,9 @@ from mcp_types.version import is_version_at_least
 from ummaya.model.manifest import Manifest
 
 from ..context import RequestError
-from ..events import STOP_LAYER
-from ..plan.base import ToolCall
+from ..events import UPSTREAM_STOPS
 from ..turn import TurnEngine, TurnRequest
+from ..turn.values import CallEnd
 from . import consent
 from .tools import (
     ASK_INPUT,
@@ -52,8 +51,7 @@ from .tools import (
 log_ = logging.getLogger("ummaya.mcp")
 
 Mode = Literal["auto", "live", "mock"]
-MODERN = "2026-07-28"
-UPSTREAM_FAILURES = frozenset({"adapter_error", "channel_unavailable", "credential_missing"})  # from this version on, elicitation rides InputRequiredResult
+MODERN = "2026-07-28"  # from this version on, elicitation rides InputRequiredResult
 SERVER_NAME = "ummaya"
 INSTRUCTIONS = (
     "UMMAYA: 한국 공공서비스 요청을 공공데이터로 답합니다. 도구 하나가 어댑터 하나이며, 결과마다 "
@@ -171,77 +169,29 @@ class ToolRunner:
 
     # -- one adapter call, through the engine's own stages -----------------------------------------
     async def adapter(self, engine: TurnEngine, m: Manifest, args: dict[str, Any], session_id: str) -> Outcome:
-        """validate → argument checks (the personal-data guard first) → gate → dispatch → project,
-        the turn's own stage functions with the turn's log, and the engine's trace writer. Only the
-        planner is missing: the MCP host proposed the call."""
-        from ..store.models import new_trace_id
-        from ..turn.checks import run_checks
-        from ..turn.dispatch import dispatch
-        from ..turn.log import TurnLog
-        from ..turn.project import project
-        from ..turn.validate import validate
-        from ..turn.values import CheckInput, Stop, TurnResult, TurnState
+        """The engine's own stages for one call (``TurnEngine.call_adapter``); only the planner is
+        missing: the MCP host proposed the call."""
+        blocked: list[Manifest | None] = [None]
 
-        t0 = time.perf_counter()
-        log = TurnLog(t0)
-        mode = self.backend.mode
-        request = f"mcp tools/call {m.id}"
-        req = TurnRequest(request, session_id=session_id, mode=mode)
-        ctx = engine.context(req, request, new_trace_id())
-        ctx.language = "ko"  # Korean first: the request is a tool call, not the citizen's sentence
+        def render(end: CallEnd) -> str:
+            body, result, blocked[0] = self._render(m, end)
+            outcome.append(result)
+            return body
+
+        outcome: list[types.CallToolResult] = []
         # The host is the citizen's agent here: the arguments are what the citizen gave it, so
         # argument provenance reads them as the citizen's words (the guard still decides where
-        # personal data may go).
-        ctx.citizen_texts = [json.dumps(args, ensure_ascii=False)]
-        st = TurnState(messages=[{"role": "user", "content": request}])
-        by_id = {m.id: m}
-        call = ToolCall(id="call_1", adapter_id=m.id, arguments=args)
-        log.state("received")
-        log.emit("turn_started", "context", trace_id=ctx.trace_id, language=ctx.language,
-                 session_id=session_id, mode=mode, release_id=engine.catalog.release_id, planner="mcp")
-        stop: Stop | None = None
-        output: dict[str, Any] | None = None
-        try:
-            checked = validate([call], by_id, st, log)
-            if checked.problems:
-                st.calls.append(engine._row_maker(by_id, mode)(call, "invalid"))
-                raise Stop("invalid_arguments", "; ".join(checked.problems), "; ".join(checked.problems))
-            given = CheckInput(ctx, [call], by_id, engine.consents)
-            refusals = run_checks([engine.personal_guard], given, log)
-            for r in engine.personal_guard.redactions:
-                log.emit("redaction", "validate", **r.event())
-            refusals += run_checks(engine.argument_checks, given, log)
-            if refusals:
-                engine._refuse(refusals, [call], by_id, ctx, st, log)
-            engine._gate([call], by_id, ctx, st, log)
-            done = await dispatch(engine.dispatcher, [call], by_id, ctx, st, log)
-            output = done[0].outcome.output  # the full, schema-valid output (evidence is trimmed)
-            stop = project(done, ctx, st, log)
-        except Stop as s:
-            stop = s
-        reason = stop.reason if stop is not None else "completed"
-        layer = stop.layer if stop is not None and stop.layer else STOP_LAYER.get(reason, "dispatch")
-        text_out, result, blocked = self._render(m, st, output, reason, stop, ctx.trace_id, session_id)
-        log.state("failed" if reason in UPSTREAM_FAILURES else "completed")
-        log.emit("stop", layer, stop_reason=reason, layer=layer, detail=stop.detail if stop else "")
-        turn = TurnResult(
-            trace_id=ctx.trace_id, stop_reason=reason, layer=layer, answer=text_out, language="ko",
-            release_id=engine.catalog.release_id, session_id=session_id, calls=st.calls,
-            evidence=[{"evidence_id": e.evidence_id, "adapter_id": e.adapter_id, "tier": e.tier,
-                       "status": e.status, "citation": e.citation, "freshness": e.freshness,
-                       "summary": e.summary} for _, e in st.evidence],
-            events=log.events)
-        try:
-            engine._save_trace(turn, request, log.states, time.perf_counter() - t0)
-        except Exception:  # a trace must never turn a result into a failure
-            log_.exception("could not store trace %s", ctx.trace_id)
-        return Outcome(result, blocked)
+        # personal data may go). Korean first: the request is a tool call, not a sentence.
+        await engine.call_adapter(m, args, session_id=session_id, mode=self.backend.mode,
+                                  request=f"mcp tools/call {m.id}", planner="mcp", render=render,
+                                  citizen_texts=[json.dumps(args, ensure_ascii=False)], language="ko")
+        return Outcome(outcome[0], blocked[0])
 
-    def _render(self, m: Manifest, st: Any, output: dict[str, Any] | None, reason: str, stop: Any,
-                trace_id: str, session_id: str) -> tuple[str, types.CallToolResult, Manifest | None]:
+    def _render(self, m: Manifest, end: CallEnd) -> tuple[str, types.CallToolResult, Manifest | None]:
         """The MCP result for how the call ended: structured output and a tier-badged, cited text
         when it produced evidence; an ``isError`` result naming the stop otherwise."""
-        row = st.calls[-1] if st.calls else {}
+        reason, stop, trace_id, session_id = end.reason, end.stop, end.trace_id, end.session_id
+        row = end.calls[-1] if end.calls else {}
         tier = row.get("tier") or "mock"
         meta: dict[str, Any] = {"ummaya/trace_id": trace_id, "ummaya/adapter_id": m.id,
                                 "ummaya/tier": tier, "ummaya/status": row.get("status"),
@@ -251,13 +201,13 @@ class ToolRunner:
             return body, types.CallToolResult(content=text(body), is_error=True, meta={
                 **meta, "ummaya/error": reason, "ummaya/session_id": session_id,
                 "ummaya/notice": _notice(m)}), m
-        if st.evidence:
-            _, e = st.evidence[-1]
+        if end.evidence:
+            _, e = end.evidence[-1]
             body = render_result(m, e, trace_id)
-            return body, types.CallToolResult(content=text(body), structured_content=output,
+            return body, types.CallToolResult(content=text(body), structured_content=end.output,
                                               is_error=False, meta=meta), None
         error = row.get("error") or {}
-        if reason in UPSTREAM_FAILURES:
+        if reason in UPSTREAM_STOPS:
             body = render_error(m, tier, reason, error.get("code"), trace_id)
         else:  # invalid_arguments, permission_denied, a guard's refusal
             why = (stop.detail or stop.text) if stop is not None else ""

@@ -60,9 +60,6 @@ CODES: dict[str, tuple[int, str]] = {
     "internal_error": (500, "an unexpected server error (the trace has the details)"),
 }
 
-# Turn stop reasons that are failures of an upstream (S07), reported as errors, not answers.
-UPSTREAM_STOPS = ("adapter_error", "channel_unavailable", "credential_missing")
-
 
 def status_of(code: str) -> int:
     return CODES.get(code, (500, ""))[0]

@@ -31,9 +31,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ummaya.runtime.context import RequestError, clean_request, detect_language
+from ummaya.runtime.events import UPSTREAM_STOPS
 from ummaya.runtime.turn import TurnEngine, TurnRequest
 
-from .errors import UPSTREAM_STOPS, ApiError, error_body, provider_error
+from .errors import ApiError, error_body, provider_error
 from .rerank import apply_budget, rerank
 
 log = logging.getLogger("ummaya.serve")

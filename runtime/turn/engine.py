@@ -20,7 +20,7 @@ from ummaya.model.manifest import Manifest
 from .. import answer as ans
 from ..catalog import Catalog
 from ..context import Session, clean_request
-from ..events import STOP_LAYER, Event
+from ..events import STOP_LAYER, UPSTREAM_STOPS, Event
 from ..gate import ConsentBook, MemoryConsentBook
 from ..plan.base import Planner, ProviderError, ToolCall
 from ..telemetry import turn_observer
@@ -40,6 +40,7 @@ from .scope import check_scope
 from .validate import repair_budget_left, repair_or_stop, show_refused, validate
 from .values import (
     ArgumentCheck,
+    CallEnd,
     CheckInput,
     Mode,
     Refusal,
@@ -177,6 +178,66 @@ class TurnEngine:
 
             ctx.given_key = session_key(session.session_id, self.store)
         return ctx
+
+    async def call_adapter(self, m: Manifest, arguments: dict[str, Any], *, session_id: str, mode: Mode,
+                           request: str, citizen_texts: list[str], planner: str,
+                           render: Callable[[CallEnd], str], language: str = "ko") -> tuple[CallEnd, TurnResult]:
+        """One call proposed by someone other than the planner (an MCP host), through the turn's
+        own stages: validate → argument checks (the personal-data guard first) → gate → dispatch →
+        project, logged as a turn and stored by this engine's trace writer. ``citizen_texts`` are
+        what argument provenance reads as the citizen's words; ``render`` writes the text the
+        caller shows for how the call ended, which the trace keeps as the answer."""
+        from ..store.models import new_trace_id
+
+        t0 = time.perf_counter()
+        log = TurnLog(t0)
+        ctx = self.context(TurnRequest(request, session_id=session_id, mode=mode), request, new_trace_id())
+        ctx.language = language
+        ctx.citizen_texts = list(citizen_texts)
+        st = TurnState(messages=[{"role": "user", "content": request}])
+        by_id = {m.id: m}
+        call = ToolCall(id="call_1", adapter_id=m.id, arguments=arguments)
+        log.state("received")
+        log.emit("turn_started", "context", trace_id=ctx.trace_id, language=ctx.language,
+                 session_id=session_id, mode=mode, release_id=self.catalog.release_id, planner=planner)
+        stop: Stop | None = None
+        output: dict[str, Any] | None = None
+        try:
+            checked = validate([call], by_id, st, log)
+            if checked.problems:
+                st.calls.append(self._row_maker(by_id, mode)(call, "invalid"))
+                raise Stop("invalid_arguments", "; ".join(checked.problems), "; ".join(checked.problems))
+            given = CheckInput(ctx, [call], by_id, self.consents)
+            refusals = run_checks([self.personal_guard], given, log)
+            for r in self.personal_guard.redactions:
+                log.emit("redaction", "validate", **r.event())
+            refusals += run_checks(self.argument_checks, given, log)
+            if refusals:
+                self._refuse(refusals, [call], by_id, ctx, st, log)
+            self._gate([call], by_id, ctx, st, log)
+            done = await dispatch(self.dispatcher, [call], by_id, ctx, st, log)
+            output = done[0].outcome.output  # the full, schema-valid output (evidence is trimmed)
+            stop = project(done, ctx, st, log)
+        except Stop as s:
+            stop = s
+        reason = stop.reason if stop is not None else "completed"
+        layer = stop.layer if stop is not None and stop.layer else STOP_LAYER.get(reason, "dispatch")
+        end = CallEnd(ctx.trace_id, session_id, reason, layer, stop, output, st.calls, list(st.evidence))
+        text = render(end)
+        log.state("failed" if reason in UPSTREAM_STOPS else "completed")
+        log.emit("stop", layer, stop_reason=reason, layer=layer, detail=stop.detail if stop else "")
+        turn = TurnResult(
+            trace_id=ctx.trace_id, stop_reason=reason, layer=layer, answer=text, language=ctx.language,
+            release_id=self.catalog.release_id, session_id=session_id, calls=st.calls,
+            evidence=[{"evidence_id": e.evidence_id, "adapter_id": e.adapter_id, "tier": e.tier,
+                       "status": e.status, "citation": e.citation, "freshness": e.freshness,
+                       "summary": e.summary} for _, e in st.evidence],
+            events=log.events)
+        try:
+            self._save_trace(turn, request, log.states, time.perf_counter() - t0)
+        except Exception:  # a trace must never turn a result into a failure
+            _log.exception("could not store trace %s", ctx.trace_id)
+        return end, turn
 
     async def run(
         self, req: TurnRequest, sink: Callable[[TurnResult], None] | None = None

@@ -226,6 +226,23 @@ class TurnState:
     moved: dict[str, str] = field(default_factory=dict)  # call id -> the day Mock moved its recording from
 
 
+@dataclass
+class CallEnd:
+    """How one adapter call proposed by someone other than a planner (an MCP host) ended after the
+    turn's stages: the stop (None when it completed), the adapter's full schema-valid output, and
+    the turn's call rows and evidence. ``TurnEngine.call_adapter`` returns it with the trace's
+    ``TurnResult``."""
+
+    trace_id: str
+    session_id: str
+    reason: str
+    layer: str
+    stop: Stop | None
+    output: dict[str, Any] | None
+    calls: list[dict[str, Any]]
+    evidence: list[tuple[str, Any]]  # (call id, Evidence), as the turn's state holds them
+
+
 class Stop(Exception):
     """A stage ends the turn: the stop reason, the engine's text for it, a detail for the event."""
 
