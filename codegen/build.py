@@ -134,7 +134,7 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     inputs = hash_inputs(root, hashes)
     hashes.save()
     plan.release_id = release_id(inputs)
-    index_job = _IndexJob(plan.release_id, cache, plan, say)
+    index_job = _IndexJob(cache, plan)
     say(f"load: {len(inputs)} input files")
     try:
         registry, problems = load_registry(root, ParseCache(cache.folder / "parse"))
@@ -160,10 +160,10 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
 
 
 def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say, cache) -> None:
-    from .emit_catalog import emit_catalog, emit_fixtures, emit_schema
+    from .emit_catalog import emit_fixtures, emit_schema
     from .emit_clients import emit_clients
     from .calendar_rules import check_datetime_fields
-    from .emit_guidance import check_hidden_services, check_limits, emit_guidance, load_guidance
+    from .emit_guidance import check_hidden_services, check_limits, emit_guidance, load_guidance, service_words
     from .emit_llms import emit_llms
     from .emit_lock import emit_lock
     from .link import link
@@ -174,7 +174,8 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     linked = link(registry, parse=parse, cache=cache)
     guidance, guidance_problems = load_guidance(root)
     guidance_problems += check_limits(registry.manifests, guidance)
-    guidance_problems += check_hidden_services(registry.manifests, guidance)
+    services = service_words(manifests, guidance)  # once, for the check and the emitter
+    guidance_problems += check_hidden_services(registry.manifests, guidance, services)
     guidance_problems += check_datetime_fields(registry.manifests)
     plan.problems = sorted(set(problems) | set(linked.problems) | set(guidance_problems))
     plan.notes += linked.notes
@@ -187,15 +188,18 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
         return
 
     sources = [(lm.manifest, lm.source.rel) for lm in registry.manifests]
-    resolved = [resolve_manifest(m, registry.profiles) for m in manifests]
+    # link resolved each manifest already (one deep copy each, not two); every one resolved there
+    # when it reports no problem.
+    resolved = [linked.resolved[lm.id] if lm.id in linked.resolved else resolve_manifest(lm.manifest, registry.profiles)
+                for lm in registry.manifests]
     out: dict[str, bytes] = {"generated/__init__.py": b""}
     table = registry.understanding.table()
     say("emit: catalog, fixtures, schema, slot table and vocabularies")
     out.update(emit_schema(table))
     out.update(emit_understanding(registry.understanding))
-    out.update(emit_catalog(resolved, plan.release_id))
+    out.update(_catalog(registry, resolved, inputs, plan.release_id, cache))
     out.update(emit_fixtures(registry.manifests, resolved))
-    out.update(emit_guidance(manifests, guidance))
+    out.update(emit_guidance(manifests, guidance, services))
     say("emit: clients, llms")
     out.update(emit_clients(sources))
     out.update(emit_llms(manifests, table))
@@ -206,15 +210,41 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     plan.outputs = dict(sorted(out.items()))
 
 
-def _run_emit_index(manifests, noun_texts=None, domains=None) -> dict[str, bytes]:
-    """The retrieval index and the known nouns: the two outputs that need Kiwi, in one worker so
-    Kiwi loads once (codegen/understand.py says what the nouns are for)."""
-    from .emit_index import emit_index
-    from .understand import nouns_file
+def _catalog(registry, resolved, inputs: dict[str, str], release: str, cache) -> dict[str, bytes]:
+    """generated/catalog.json from per-adapter parts, each cached under its manifest file's hash,
+    the profiles' hashes and the generator (all a resolved manifest is made of): an edit encodes one
+    adapter, not the catalog."""
+    from .emit_catalog import assemble_catalog, catalog_part
 
-    out = {f"generated/{path}": data for path, data in emit_index(manifests, domains).items()}
-    out.update(nouns_file(noun_texts or []))
-    return out
+    profiles = sha256("".join(f"{p}\0{h}\n" for p, h in sorted(inputs.items())
+                              if p.startswith(f"registry/{_PROFILES}/")).encode())
+    head = f"{generator_hash()}|catalog|{profiles}|"
+    parts = []
+    for lm, r in zip(registry.manifests, resolved, strict=True):
+        own = inputs.get(lm.source.rel)
+        key = sha256(f"{head}{lm.source.rel}|{own}".encode()) if own else None
+        hit = cache.get("catalogpart", key) if key else None
+        if hit is not None and "part" in hit:
+            part = hit["part"]
+        else:
+            part = catalog_part(r)
+            if key:
+                cache.put("catalogpart", key, {"part": part})
+        parts.append((lm.id, part))
+    return assemble_catalog(parts, release)
+
+
+_PROFILES = "_profiles"  # codegen.loader.PROFILES_DIR (not imported: the no-op path skips loader)
+
+
+def _analyse(morph_texts: list[str], noun_texts: list[str]) -> tuple[list, list]:
+    """The Kiwi part of the index and the known nouns, for the texts no cached part covers: the
+    morphemes of each of ``morph_texts`` and the nouns of each of ``noun_texts`` (picklable, so it
+    can run in the index worker; codegen/understand.py says what the nouns are for)."""
+    from ummaya.model.analysis import morphs_many
+    from .understand import nouns_per_text
+
+    return ([list(m) for m in morphs_many(morph_texts)] if morph_texts else []), nouns_per_text(noun_texts)
 
 
 def _warm_index_worker() -> None:
@@ -294,38 +324,120 @@ class _Background:
 
 
 class _IndexJob:
-    """emit_index over the whole set (it is not per adapter), cached by the release (every input)
-    and the generator. Known before the YAML is even read, so a cache miss starts the worker —
-    and Kiwi's seconds of loading — right away."""
+    """``index/documents.json`` and the known nouns, assembled from per-adapter parts. A part is
+    one adapter's document with its morphemes (encoded as it sits in the file) and the nouns of its
+    texts, cached under the hash of that document and those texts (emit_index.doc_key): Kiwi reads
+    each text on its own, so a part depends on its adapter alone and an edit re-analyses one
+    adapter, not the catalog. The texts no part covers go through Kiwi once — in a worker
+    interpreter when there are many (a cold build: Kiwi's load overlaps link and the other
+    emitters), inline when there are few (an edit: no interpreter to start, less CPU)."""
 
-    def __init__(self, release: str, cache, plan: Plan, say: Progress):
+    INLINE_MAX = 50  # adapters to analyse; above this, the worker
+    KNOWN_TEXTS_MAX = 500_000
+
+    def __init__(self, cache, plan: Plan):
         self._job: _Background | None = None
         self._value: dict[str, bytes] | None = None
+        self._pending: tuple[list[str], list[str]] | None = None
         self._cache = cache
         if _emit_index() is None:
             from .understand import nouns_file
 
             plan.notes.append("retrieval index not emitted: ummaya.codegen.emit_index is not available")
-            self._value = nouns_file([], analyse=False)
-            return
-        self._key = sha256(f"{generator_hash()}|{release}".encode())
-        self._value = cache.get("index", self._key)
-        if self._value is None:
-            self._job = _Background(warm=_warm_index_worker)
+            self._value = {**nouns_file([], analyse=False)}
 
     def start(self, manifests, say: Progress, understanding=None) -> None:
-        if self._job is not None:
-            from .emit_index import domain_glosses
-            from .understand import noun_texts
+        if self._value is not None:
+            return
+        import json
 
-            say("index: emit_index and known nouns (Kiwi), in the background")
-            texts = noun_texts(manifests, understanding) if understanding is not None else []
-            self._job.submit(_run_emit_index, manifests, texts, domain_glosses(understanding))
+        from .emit_index import doc_key, doc_texts, document, domain_glosses
+        from .understand import adapter_noun_texts, keep_noun_texts, vocab_noun_texts
+
+        gen = generator_hash()
+        glosses = domain_glosses(understanding)
+        self._parts: list[tuple[str, bytes, list[str]]] = []
+        self._missing: list[tuple[str, str, dict, list[str]]] = []
+        for m in manifests:
+            doc = document(m, glosses)
+            texts = keep_noun_texts(adapter_noun_texts(m)) if understanding is not None else []
+            key = doc_key(gen, {"document": doc, "noun_texts": texts})
+            hit = self._cache.get("indexpart", key)
+            if hit is not None and "part" in hit and "nouns" in hit:
+                self._parts.append((m.id, hit["part"], json.loads(hit["nouns"])))
+            else:
+                self._missing.append((m.id, key, doc, texts))
+        vocab_texts = keep_noun_texts(vocab_noun_texts(understanding)) if understanding is not None else []
+        self._vocab_key = doc_key(gen, {"vocabulary_noun_texts": vocab_texts})
+        hit = self._cache.get("indexpart", self._vocab_key)
+        self._vocab_nouns: list[str] | None = json.loads(hit["nouns"]) if hit is not None and "nouns" in hit else None
+        morph_texts = [t for *_, doc, _ in self._missing for t in doc_texts(doc)]
+        noun_texts = [t for *_, texts in self._missing for t in texts]
+        if self._vocab_nouns is None:
+            noun_texts += vocab_texts
+        # Each text once, in a stable order (Kiwi's answer for a text does not depend on its batch).
+        morph_texts, noun_texts = list(dict.fromkeys(morph_texts)), list(dict.fromkeys(noun_texts))
+        self._vocab_texts = vocab_texts
+        self._known = self._texts_key = None
+        if morph_texts or noun_texts:
+            # Texts Kiwi read before (the adapter's other hints, when one changed): one file per
+            # generator, read only when some part is missing. Only new texts need Kiwi at all.
+            self._texts_key = sha256(f"{gen}|kiwi texts".encode())
+            hit = self._cache.get("kiwitexts", self._texts_key)
+            try:
+                self._known = json.loads(hit["texts.json"]) if hit is not None else None
+            except (KeyError, ValueError):
+                self._known = None
+            if not isinstance(self._known, dict) or set(self._known) != {"m", "n"}:
+                self._known = {"m": {}, "n": {}}
+            morph_texts = [t for t in morph_texts if t not in self._known["m"]]
+            noun_texts = [t for t in noun_texts if t not in self._known["n"]]
+        self._pending = (morph_texts, noun_texts)
+        if not morph_texts and not noun_texts:
+            return
+        say(f"index: Kiwi over {len(morph_texts) + len(noun_texts)} new texts of {len(self._missing)} adapters ({len(self._parts)} cached)")
+        if len(morph_texts) + len(noun_texts) > 20 * self.INLINE_MAX and _workers_enabled():
+            self._job = _Background(warm=_warm_index_worker).submit(_analyse, morph_texts, noun_texts)
 
     def result(self) -> dict[str, bytes]:
-        if self._value is None:
-            self._value = self._job.result()
-            self._cache.put("index", self._key, self._value)
+        if self._value is not None:
+            return self._value
+        import json
+
+        from .emit_index import DOCUMENTS_PATH, assemble_documents, doc_part
+        from .understand import nouns_bytes
+
+        morph_texts, noun_texts = self._pending
+        morphs, nouns = [], []
+        if self._job is not None:
+            morphs, nouns = self._job.result()
+            self._job = None
+        elif morph_texts or noun_texts:
+            morphs, nouns = _analyse(morph_texts, noun_texts)
+        analysed = dict(zip(morph_texts, morphs, strict=True))
+        found = dict(zip(noun_texts, nouns, strict=True))
+        if self._known is not None:
+            if morph_texts or noun_texts:
+                known = self._known
+                if len(known["m"]) + len(known["n"]) > self.KNOWN_TEXTS_MAX:
+                    known = {"m": {}, "n": {}}  # bounded: start again rather than grow forever
+                known["m"].update(analysed)
+                known["n"].update(found)
+                self._cache.put("kiwitexts", self._texts_key, {"texts.json": json.dumps(known, ensure_ascii=False).encode()})
+            analysed = {**self._known["m"], **analysed}
+            found = {**self._known["n"], **found}
+        parts = list(self._parts)
+        for adapter_id, key, doc, texts in self._missing:
+            part = doc_part(doc, analysed)
+            adapter_nouns = sorted({n for t in texts for n in found[t]})
+            self._cache.put("indexpart", key, {"part": part, "nouns": json.dumps(adapter_nouns).encode()})
+            parts.append((adapter_id, part, adapter_nouns))
+        if self._vocab_nouns is None:
+            self._vocab_nouns = sorted({n for t in self._vocab_texts for n in found[t]})
+            self._cache.put("indexpart", self._vocab_key, {"nouns": json.dumps(self._vocab_nouns).encode()})
+        all_nouns = sorted({n for *_, ns in parts for n in ns} | set(self._vocab_nouns))
+        self._value = {f"generated/{DOCUMENTS_PATH}": assemble_documents([(i, p) for i, p, _ in parts]),
+                       **nouns_bytes(all_nouns)}
         return self._value
 
     def cancel(self) -> None:
@@ -376,16 +488,22 @@ def _owned(rel: str, top: str) -> bool:
 def on_disk(root: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for top in OUTPUT_DIRS:
-        base = root / top
-        if not base.is_dir():
+        base = os.path.join(root, top)
+        if not os.path.isdir(base):
             continue
-        for p in base.rglob("*"):
-            # A symlink is never an output (the build writes plain files): never read through one
-            # (generated/catalog.json -> /dev/zero would hang the drift check); it shows as drift.
-            if p.is_file() and not p.is_symlink():
-                rel = p.relative_to(base).as_posix()
+        # os.walk, not rglob: this runs on every build (thousands of files at 1,000 adapters).
+        # Folder symlinks are not followed; a file symlink is never an output (the build writes
+        # plain files): never read through one (generated/catalog.json -> /dev/zero would hang the
+        # drift check); it shows as drift.
+        for folder, _dirs, files in os.walk(base):
+            rel_dir = os.path.relpath(folder, base).replace(os.sep, "/")
+            for name in files:
+                full = os.path.join(folder, name)
+                if os.path.islink(full) or not os.path.isfile(full):
+                    continue
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
                 if _owned(rel, top):
-                    found[f"{top}/{rel}"] = p
+                    found[f"{top}/{rel}"] = Path(full)
     return found
 
 
@@ -415,6 +533,93 @@ def drift(root: Path, outputs: dict[str, bytes]) -> Drift:
     removed = sorted(set(disk) - set(outputs))
     changed = sorted(p for p in set(outputs) & set(disk) if disk[p].read_bytes() != outputs[p])
     return Drift(added, removed, changed)
+
+
+def _plain_tree(root: Path) -> bool:
+    """generated/ and llms/ are real folders (or absent) with no symlink to a folder inside and
+    no non-file in the way: then the build can replace files in place. A checkout where that is not
+    so (a pull request may make generated/x a symlink) gets a fresh tree swapped in instead."""
+    for top in OUTPUT_DIRS:
+        target = root / top
+        if target.is_symlink() or (os.path.lexists(target) and not target.is_dir()):
+            return False
+        for folder, dirs, files in os.walk(target):
+            for name in dirs:
+                if os.path.islink(os.path.join(folder, name)):
+                    return False
+    return True
+
+
+def write_changed(root: Path, outputs: dict[str, bytes], hashes) -> int:
+    """Write only the outputs whose bytes differ from the file on disk, each through a temp file
+    renamed over it (a reader sees the old file or the new one, never half of one), and delete the
+    files the build no longer emits; the lock goes last, so an interrupted build never leaves a
+    lock vouching for files it did not write. Returns how many files it wrote or removed.
+
+    ``hashes`` (emit_cache.FileHashes) knows what is on disk without reading it. Falls back to
+    :func:`write_outputs` (a fresh tree swapped in) when the tree is not plain (:func:`_plain_tree`).
+    """
+    for path in outputs:
+        if not _output_path(path):
+            raise ValueError(f"refusing to write {path!r}: outside generated/ and llms/")
+    if not _plain_tree(root):
+        write_outputs(root, outputs, hashes)
+        return len(outputs)
+    disk = on_disk(root)
+    touched = 0
+    ordered = [p for p in outputs if p != LOCK_PATH] + ([LOCK_PATH] if LOCK_PATH in outputs else [])
+    for path in ordered:
+        data = outputs[path]
+        full = os.path.join(root, path)
+        digest = sha256(data)
+        if path in disk and hashes.hash(full) == digest:
+            continue
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full)  # a folder where a file goes (never build output)
+        _write_file(full, data)
+        hashes.record(full, digest)
+        touched += 1
+    for path in sorted(set(disk) - set(outputs)):
+        os.unlink(disk[path])
+        hashes.entries.pop(os.path.join(root, path), None)
+        _prune_empty(Path(disk[path]).parent, root)
+        touched += 1
+    return touched
+
+
+def _write_file(full: str, data: bytes) -> None:
+    """A temp file beside ``full`` renamed over it, with the mode a plain write would give."""
+    parent = os.path.dirname(full)
+    if os.path.lexists(parent) and not os.path.isdir(parent):
+        os.unlink(parent)  # a file where a folder goes (never build output)
+    os.makedirs(parent, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
+            fh.write(data)
+        os.replace(tmp, full)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _prune_empty(folder: Path, root: Path) -> None:
+    """Remove folders the deletions left empty, up to (not including) generated/ and llms/."""
+    tops = {(root / top) for top in OUTPUT_DIRS}
+    while folder not in tops and folder != root:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def write_outputs(root: Path, outputs: dict[str, bytes], hashes=None) -> None:
@@ -486,10 +691,10 @@ def build(root: Path, *, progress: Progress | None = None, cache=None, force: bo
             return BuildResult(None, True, time.perf_counter() - started, rid)
     plan = plan_build(root, progress=progress, cache=cache, parse=parse)
     if plan.ok:
-        if progress:
-            progress(f"write: {len(plan.outputs)} files")
         with _exclusive(root):
             hashes = FileHashes(root, cache.folder)
-            write_outputs(root, plan.outputs, hashes)
+            written = write_changed(root, plan.outputs, hashes)
             hashes.save()
+        if progress:
+            progress(f"write: {written} of {len(plan.outputs)} files changed")
     return BuildResult(plan, False, time.perf_counter() - started, plan.release_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .emit_lock import canonical_json
+from .emit_lock import canonical_json, item_json, splice_list
 from ummaya.model.fixtures import fixture_files
 from .loader import LoadedManifest
 from ummaya.model.manifest import Manifest
@@ -21,6 +21,18 @@ SCHEMA_PATH = "generated/manifest.schema.json"
 def emit_catalog(resolved: list[Manifest], release_id: str) -> dict[str, bytes]:
     adapters = [m.model_dump(mode="json") for m in sorted(resolved, key=lambda m: m.id)]
     return {CATALOG_PATH: canonical_json({"format": CATALOG_FORMAT, "release_id": release_id, "adapters": adapters})}
+
+
+def catalog_part(resolved: Manifest) -> bytes:
+    """One adapter of the catalog, encoded as it sits in the file (the build caches it per adapter)."""
+    return item_json(resolved.model_dump(mode="json"), 2).encode("utf-8")
+
+
+def assemble_catalog(parts: list[tuple[str, bytes]], release_id: str) -> dict[str, bytes]:
+    """:func:`emit_catalog`'s bytes from ``(id, catalog_part)`` pairs."""
+    items = [p.decode("utf-8") for _, p in sorted(parts, key=lambda ip: ip[0])]
+    body = splice_list({"format": CATALOG_FORMAT, "release_id": release_id}, "adapters", items, 2)
+    return {CATALOG_PATH: (body + "\n").encode("utf-8")}
 
 
 def emit_fixtures(manifests: list[LoadedManifest], resolved: list[Manifest]) -> dict[str, bytes]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ummaya.model.guidance import Channel, Emergency, Intent, derive_service_words, guidance_document
 from ummaya.model.phrases import Text, longest_in, phrase_in
+from ummaya.model.phrases import _phrase as phrase_parts  # how phrase_in splits a phrase
 
 from .emit_lock import canonical_json
 from .loader import LoadedManifest, ParseCache, Problem, parse_yaml, validate_doc
@@ -79,7 +80,7 @@ def check_limits(manifests: list[LoadedManifest], g: Guidance) -> list[Problem]:
     return problems
 
 
-def check_hidden_services(manifests: list[LoadedManifest], g: Guidance) -> list[Problem]:
+def check_hidden_services(manifests: list[LoadedManifest], g: Guidance, services: dict | None = None) -> list[Problem]:
     """A channel phrase that an existing adapter serves, but that names the channel more
     specifically than it names the adapter, hides the adapter behind its own service's channel
     (runtime/turn/scope.py sends a request to the channel naming it more specifically): 「국공립
@@ -90,8 +91,18 @@ def check_hidden_services(manifests: list[LoadedManifest], g: Guidance) -> list[
     site 「홈택스」 an adapter hands off to) or a wider service the adapter's words do not name
     is the channel's. Reported at the channel's phrase: the adapter declares ``service_words``
     covering it, or the channel drops it (the channel registry holds what has no adapter)."""
-    services = service_words([lm.manifest for lm in manifests], g)
+    if services is None:
+        services = service_words([lm.manifest for lm in manifests], g)
     problems: list[Problem] = []
+    # Each adapter's own texts read once (not once per channel phrase: at 1,000 adapters that
+    # was ten million Text.of calls, most of an incremental build), with every text's two forms
+    # joined so a phrase whose first part is in none of them skips the adapter at once — the
+    # exact test (phrase_in on each text) still decides.
+    own_texts = []
+    for lm in manifests:
+        m = lm.manifest
+        texts = [Text.of(t) for t in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en)]
+        own_texts.append((lm, texts, "\0".join(t.squashed for t in texts), "\0".join(t.words for t in texts)))
     for ch in g.channels:
         if ch.general:
             continue
@@ -101,11 +112,15 @@ def check_hidden_services(manifests: list[LoadedManifest], g: Guidance) -> list[
             for i, phrase in enumerate(getattr(ch.words, lang)):
                 text = Text.of(phrase)
                 named = longest_in(everything, text)
-                for lm in manifests:
-                    m = lm.manifest
-                    own_text = [*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en]
-                    if not any(phrase_in(phrase, Text.of(t)) for t in own_text):
+                korean, parts = phrase_parts(phrase)
+                if not parts:
+                    continue  # phrase_in is False for every text
+                for lm, texts, squashed, words in own_texts:
+                    if parts[0] not in (squashed if korean else words):
                         continue
+                    if not any(phrase_in(phrase, t) for t in texts):
+                        continue
+                    m = lm.manifest
                     words = services[m.id]
                     own = longest_in([*words["ko"], *words["en"]], text)
                     if 0 < own < named:
@@ -130,6 +145,7 @@ def service_words(manifests: list[Any], g: Guidance) -> dict[str, dict[str, list
     return out
 
 
-def emit_guidance(manifests: list[Any], g: Guidance) -> dict[str, bytes]:
-    doc = guidance_document(g.emergencies, g.channels, g.intents, service_words(manifests, g))
+def emit_guidance(manifests: list[Any], g: Guidance, services: dict | None = None) -> dict[str, bytes]:
+    """``services``: :func:`service_words` of the same manifests, when the caller has it already."""
+    doc = guidance_document(g.emergencies, g.channels, g.intents, services if services is not None else service_words(manifests, g))
     return {GUIDANCE_PATH: canonical_json(doc)}

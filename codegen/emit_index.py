@@ -17,6 +17,7 @@ intent ("신고하려고", "where is") has something to match even before a mani
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -169,15 +170,19 @@ def add_morphs(docs: list[dict[str, Any]]) -> None:
     texts += [n["text"] for d in docs for n in d["negative_examples"]]
     analysed = dict(zip(texts, morphs_many(texts), strict=False))
     for d in docs:
-        d["morphs"] = {
-            lang: {
-                f: " ".join(m for t in _field_text(d["text"][lang][f]) for m in analysed[t])
-                for f in TEXT_FIELDS
-            }
-            for lang in ("ko", "en")
+        _fill_morphs(d, analysed)
+
+
+def _fill_morphs(d: dict[str, Any], analysed: Mapping[str, Any]) -> None:
+    d["morphs"] = {
+        lang: {
+            f: " ".join(m for t in _field_text(d["text"][lang][f]) for m in analysed[t])
+            for f in TEXT_FIELDS
         }
-        # negative examples are indexed for the adapter they belong to (a "redirect" field)
-        d["morphs"]["negatives"] = [" ".join(analysed[n["text"]]) for n in d["negative_examples"]]
+        for lang in ("ko", "en")
+    }
+    # negative examples are indexed for the adapter they belong to (a "redirect" field)
+    d["morphs"]["negatives"] = [" ".join(analysed[n["text"]]) for n in d["negative_examples"]]
 
 
 def documents_bytes(docs: Iterable[dict[str, Any]]) -> bytes:
@@ -189,14 +194,61 @@ def documents_bytes(docs: Iterable[dict[str, Any]]) -> bytes:
         "analyzer": {"version": ANALYZER_VERSION, "kiwipiepy": kiwi_version()},
         "documents": docs,
     }
-    return (json.dumps(body, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    from .emit_lock import dumps_indented
+
+    return (dumps_indented(body, 1) + "\n").encode("utf-8")
+
+
+def _check_unique(ids: Iterable[str]) -> None:
+    counts = Counter(ids)
+    dupes = sorted(i for i, n in counts.items() if n > 1)
+    if dupes:
+        raise ValueError(f"duplicate adapter ids: {', '.join(dupes)}")
 
 
 def emit_index(manifests: list[Manifest], domains: Mapping[str, str] | None = None) -> dict[str, bytes]:
     """``{"index/documents.json": bytes}`` — pure, deterministic, no network, no Whoosh.
     ``domains``: Korean glosses of the domain codes (:func:`domain_glosses` of the registry)."""
-    ids = [m.id for m in manifests]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise ValueError(f"duplicate adapter ids: {', '.join(dupes)}")
+    _check_unique(m.id for m in manifests)
     return {DOCUMENTS_PATH: documents_bytes(document(m, domains) for m in manifests)}
+
+
+# ------------------------------------------------------------------ per-adapter parts (the build)
+# Kiwi analyses each text on its own, so an adapter's morphemes depend on its own document only:
+# the build caches each adapter's finished part (its document with morphemes, encoded as it sits in
+# documents.json) under the hash of that document, and assembles the file from the parts. An edit
+# to one manifest re-analyses that one adapter, not the catalog (issue 23).
+
+
+def doc_texts(doc: dict[str, Any]) -> list[str]:
+    """Every text of one document Kiwi analyses (what :func:`add_morphs` reads)."""
+    texts = [t for lang in ("ko", "en") for f in TEXT_FIELDS for t in _field_text(doc["text"][lang][f])]
+    return texts + [n["text"] for n in doc["negative_examples"]]
+
+
+def doc_key(generator: str, doc: dict[str, Any]) -> str:
+    """The cache key of one adapter's part: the generator and the document itself."""
+    import hashlib
+
+    body = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{generator}|{body}".encode("utf-8")).hexdigest()
+
+
+def doc_part(doc: dict[str, Any], analysed: Mapping[str, tuple[str, ...] | list[str]]) -> bytes:
+    """One document with its morphemes (``analysed``: text -> morphemes), encoded as an item of
+    documents.json's list."""
+    from .emit_lock import item_json
+
+    d = dict(doc)
+    _fill_morphs(d, analysed)
+    return item_json(d, 1).encode("utf-8")
+
+
+def assemble_documents(parts: list[tuple[str, bytes]]) -> bytes:
+    """documents.json from ``(id, part)`` pairs: the bytes :func:`documents_bytes` writes."""
+    from .emit_lock import splice_list
+
+    _check_unique(i for i, _ in parts)
+    items = [p.decode("utf-8") for _, p in sorted(parts)]
+    head = {"format": DOCUMENTS_FORMAT, "analyzer": {"version": ANALYZER_VERSION, "kiwipiepy": kiwi_version()}}
+    return (splice_list(head, "documents", items, 1) + "\n").encode("utf-8")

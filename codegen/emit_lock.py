@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from json.encoder import encode_basestring as _enc_str  # the C encoder when _json is there
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,103 @@ def sha256(data: bytes) -> str:
 
 def canonical_json(obj: Any) -> bytes:
     """The one JSON spelling every committed artifact uses: sorted keys, 2-space indent, '\\n'."""
-    return (json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n").encode("utf-8")
+    return (dumps_indented(obj, 2) + "\n").encode("utf-8")
+
+
+def dumps_indented(obj: Any, indent: int) -> str:
+    """``json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=indent)``, character for
+    character, without the standard library's generator-based pure-Python encoder (which ``indent``
+    forces; it was an eighth of an incremental build): strings go through the C string encoder,
+    containers through one recursive function. A type the fast path does not know (anything but
+    dict/list/tuple/str/int/float/bool/None, or a key that is not a str) falls back to
+    ``json.dumps`` itself, so the spelling never depends on which path ran."""
+    try:
+        parts: list[str] = []
+        _walk(obj, parts, "\n", " " * indent)
+        return "".join(parts)
+    except _Unsupported:
+        return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=indent)
+
+
+def splice_list(obj: dict, key: str, items: list[str], indent: int) -> str:
+    """``dumps_indented(obj | {key: [...]}, indent)`` where ``obj[key]`` is a list whose items are
+    already encoded by :func:`item_json` (cached per adapter): only the envelope is encoded here."""
+    if not items:
+        return dumps_indented({**obj, key: []}, indent)
+    text = dumps_indented({**obj, key: [_PLACEHOLDER]}, indent)
+    marker = _enc_str(_PLACEHOLDER)
+    if text.count(marker) != 1:  # a value spelling the marker itself: never in practice, still exact
+        raise ValueError("splice marker found in the envelope")
+    return text.replace(marker, (",\n" + " " * (2 * indent)).join(items))
+
+
+def item_json(item: Any, indent: int) -> str:
+    """One item of a list at depth two (``{"key": [item, …]}``), as :func:`splice_list` joins it."""
+    return dumps_indented(item, indent).replace("\n", "\n" + " " * (2 * indent))
+
+
+_PLACEHOLDER = "\x00ummaya-splice\x00"
+_FLOAT_REPR = float.__repr__
+_INT_REPR = int.__repr__
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _float(o: float) -> str:
+    if o != o:
+        return "NaN"
+    if o == float("inf"):
+        return "Infinity"
+    if o == -float("inf"):
+        return "-Infinity"
+    return _FLOAT_REPR(o)
+
+
+def _walk(o: Any, out: list, nl: str, step: str) -> None:
+    t = type(o)
+    if t is str:
+        out.append(_enc_str(o))
+    elif t is dict:
+        if not o:
+            out.append("{}")
+            return
+        inner = nl + step
+        keys = list(o)
+        for k in keys:
+            if type(k) is not str:
+                raise _Unsupported
+        keys.sort()
+        first = True
+        for k in keys:
+            out.append(("{" if first else ",") + inner + _enc_str(k) + ": ")
+            first = False
+            _walk(o[k], out, inner, step)
+        out.append(nl + "}")
+    elif t is list or t is tuple:
+        if not o:
+            out.append("[]")
+            return
+        inner = nl + step
+        first = True
+        for v in o:
+            out.append(("[" if first else ",") + inner)
+            first = False
+            _walk(v, out, inner, step)
+        out.append(nl + "]")
+    elif o is None:
+        out.append("null")
+    elif o is True:
+        out.append("true")
+    elif o is False:
+        out.append("false")
+    elif t is int:
+        out.append(_INT_REPR(o))
+    elif t is float:
+        out.append(_float(o))
+    else:
+        raise _Unsupported
 
 
 def input_files(root: Path) -> list[str]:

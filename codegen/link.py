@@ -46,6 +46,9 @@ class LinkResult:
     # adapter id -> fixture names that went through the adapter's parser and matched
     parsed: dict[str, list[str]] = field(default_factory=dict)
     parser_available: bool = False
+    # adapter id -> the manifest with its profile merged in (resolve.resolve_manifest), so the
+    # emitters reuse link's one resolve instead of deep-copying every manifest again
+    resolved: dict[str, Any] = field(default_factory=dict)
 
 
 def load_parser() -> tuple[ParseFixture | None, str | None]:
@@ -416,6 +419,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
                 result.problems.append(Problem(src.rel, src.line_of(("upstream", "steps", i, "profile")), f"upstream.steps.{i}.profile: unknown profile '{exc.args[0]}' (known: {known})"))
                 resolved = None
         if resolved is not None:
+            result.resolved[lm.id] = resolved
             result.problems += check_plain_http(lm, resolved)
         for i, slot in enumerate(m.requires):
             declared_slot = table.get(slot) if table is not None else None

@@ -171,7 +171,11 @@ def emit_understanding(u: Understanding, nouns: list[str] | None = None) -> dict
 
 def nouns_file(texts: list[str], analyse: bool = True) -> dict[str, bytes]:
     """``generated/understand/nouns.json`` (run in the build's Kiwi worker, beside the index)."""
-    nouns = known_nouns(texts) if analyse and texts else []
+    return nouns_bytes(known_nouns(texts) if analyse and texts else [])
+
+
+def nouns_bytes(nouns: list[str]) -> dict[str, bytes]:
+    """``generated/understand/nouns.json`` of nouns already found (sorted, each once)."""
     return {NOUNS_PATH: _compact({"format": VOCAB_FORMAT, "nouns": nouns})}
 
 
@@ -293,16 +297,34 @@ def noun_texts(manifests: list[Any], u: Understanding) -> list[str]:
     examples, field descriptions, fixture outputs) and every vocabulary word."""
     texts: list[str] = []
     for m in manifests:
-        texts += [m.title.ko, m.summary.ko, *m.search_hints.ko, *m.examples.ko, *(n.text for n in m.negative_examples)]
-        for schema in (m.input_schema, m.output_schema):
-            texts += _descriptions(schema)
-        for fx in m.fixtures:
-            texts += _strings(fx.expected)
+        texts += adapter_noun_texts(m)
+    return keep_noun_texts(texts + vocab_noun_texts(u))
+
+
+def adapter_noun_texts(m: Any) -> list[str]:
+    """One adapter's share of :func:`noun_texts` (the build caches its nouns per adapter: Kiwi
+    reads each text on its own, so the union of the parts' nouns is the whole's)."""
+    texts = [m.title.ko, m.summary.ko, *m.search_hints.ko, *m.examples.ko, *(n.text for n in m.negative_examples)]
+    for schema in (m.input_schema, m.output_schema):
+        texts += _descriptions(schema)
+    for fx in m.fixtures:
+        texts += _strings(fx.expected)
+    return texts
+
+
+def vocab_noun_texts(u: Understanding) -> list[str]:
+    """The vocabularies' share of :func:`noun_texts`."""
+    texts: list[str] = []
     for vf in u.vocabs.values():
         for t in vf.terms or []:
             texts += [t.label, *t.ko]
         for p in vf.places or []:
             texts += [p.name, *p.aliases]
+    return texts
+
+
+def keep_noun_texts(texts: list[str]) -> list[str]:
+    """The texts worth analysing: each once, and only those with Hangul in them."""
     return [t for t in dict.fromkeys(texts) if t and any("가" <= ch <= "힣" for ch in t)]
 
 
@@ -332,15 +354,21 @@ def _strings(value: Any, limit: int = 80) -> list[str]:
 
 def known_nouns(texts: list[str]) -> list[str]:
     """Nouns (NNG/NNP, two syllables or more) Kiwi finds in ``texts`` — run at build time only."""
+    return sorted({n for found in nouns_per_text(texts) for n in found})
+
+
+def nouns_per_text(texts: list[str]) -> list[list[str]]:
+    """:func:`known_nouns` of each text on its own (one Kiwi batch): the build keeps them per
+    adapter, and their union is ``known_nouns`` of all the texts."""
     from ummaya.model.analysis import kiwi
 
-    k = kiwi()
-    nouns: set[str] = set()
-    for toks in k.tokenize(texts):
-        for t in toks:
-            if t.tag in ("NNG", "NNP") and len(t.form) >= 2 and all("가" <= ch <= "힣" for ch in t.form):
-                nouns.add(t.form)
-    return sorted(nouns)
+    if not texts:
+        return []
+    out = []
+    for toks in kiwi().tokenize(texts):
+        out.append(sorted({t.form for t in toks
+                           if t.tag in ("NNG", "NNP") and len(t.form) >= 2 and all("가" <= ch <= "힣" for ch in t.form)}))
+    return out
 
 
 __all__ = ["Understanding", "check_understanding", "compile_regions", "emit_understanding", "known_nouns",
