@@ -39,13 +39,21 @@ class CounterExamples:
     norm: np.ndarray  # float32 per sentence: sqrt of the sum of its terms' idf
     term_offsets: np.ndarray  # int64, len n_sentences + 1
     terms: np.ndarray  # int32 vocabulary ids
+    # int32 per sentence: for an AGAINST_OTHER sentence the document its belongs_to names (-1 for
+    # every other sentence, and when the named adapter is not in the catalog).
+    owner: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # Documents with at least one sentence that belongs to nothing: the only ones a refutation
         # can drop, so the others are never read.
-        owner = np.repeat(np.arange(len(self.doc_offsets) - 1), np.diff(self.doc_offsets))
+        doc_of = np.repeat(np.arange(len(self.doc_offsets) - 1), np.diff(self.doc_offsets))
         self.refutable = np.zeros(len(self.doc_offsets) - 1, dtype=bool)
-        self.refutable[owner[self.kind == AGAINST_NOTHING]] = True
+        self.refutable[doc_of[self.kind == AGAINST_NOTHING]] = True
+        # Documents with a negative example credited to another adapter in the catalog: the only
+        # ones a redirect can move behind that adapter.
+        self.redirectable = np.zeros(len(self.doc_offsets) - 1, dtype=bool)
+        if self.owner is not None:
+            self.redirectable[doc_of[(self.kind == AGAINST_OTHER) & (self.owner >= 0)]] = True
 
     @classmethod
     def from_documents(cls, docs: list[dict[str, Any]]) -> CounterExamples:
@@ -54,24 +62,30 @@ class CounterExamples:
             for n in d.get("negative_examples") or []:
                 if n.get("belongs_to") and n["belongs_to"] != d["id"]:
                     credited.setdefault(n["belongs_to"], []).append(n["text"])
+        index = {d["id"]: i for i, d in enumerate(docs)}
         vocab: dict[str, int] = {}
         sentences: list[tuple[int, list[int]]] = []
+        owners: list[int] = []
         doc_offsets = [0]
         for d in docs:
-            texts: list[tuple[int, str]] = []
+            texts: list[tuple[int, str, int]] = []
             for lang in ("ko", "en"):
                 t = d["text"][lang]
-                texts.append((FOR, t["title"]))
-                texts.extend((FOR, h) for h in t["hints"])
-                texts.extend((FOR, e) for e in t["examples"])
-            texts.extend((FOR, x) for x in credited.get(d["id"], ()))
+                texts.append((FOR, t["title"], -1))
+                texts.extend((FOR, h, -1) for h in t["hints"])
+                texts.extend((FOR, e, -1) for e in t["examples"])
+            texts.extend((FOR, x, -1) for x in credited.get(d["id"], ()))
             for n in d.get("negative_examples") or []:
                 if n.get("belongs_to") != d["id"]:
-                    texts.append((AGAINST_NOTHING if not n.get("belongs_to") else AGAINST_OTHER, n["text"]))
-            for kind, text in texts:
+                    if not n.get("belongs_to"):
+                        texts.append((AGAINST_NOTHING, n["text"], -1))
+                    else:
+                        texts.append((AGAINST_OTHER, n["text"], index.get(n["belongs_to"], -1)))
+            for kind, text, owner in texts:
                 ids = sorted({vocab.setdefault(g, len(vocab)) for g in grams(text)})
                 if ids:
                     sentences.append((kind, ids))
+                    owners.append(owner)
             doc_offsets.append(len(sentences))
         df = np.zeros(len(vocab), dtype=np.int64)
         for _, ids in sentences:
@@ -83,13 +97,15 @@ class CounterExamples:
         terms = np.fromiter((i for _, ids in sentences for i in ids), dtype=np.int32, count=int(term_offsets[-1]))
         norm = np.array([math.sqrt(float(idf[ids].sum())) for _, ids in sentences], dtype=np.float32)
         return cls(vocab, idf, np.array(doc_offsets, dtype=np.int64),
-                   np.array([k for k, _ in sentences], dtype=np.int8), norm, term_offsets, terms)
+                   np.array([k for k, _ in sentences], dtype=np.int8), norm, term_offsets, terms,
+                   np.array(owners, dtype=np.int32))
 
     def save(self, path: Path) -> None:
         keys = sorted(self.vocab, key=self.vocab.__getitem__)
         np.savez(path, vocab=np.array(json.dumps(keys, ensure_ascii=False)), idf=self.idf,
                  doc_offsets=self.doc_offsets, kind=self.kind, norm=self.norm,
-                 term_offsets=self.term_offsets, terms=self.terms)
+                 term_offsets=self.term_offsets, terms=self.terms,
+                 owner=self.owner if self.owner is not None else np.full(len(self.kind), -1, np.int32))
 
     @classmethod
     def load(cls, path: Path) -> CounterExamples | None:
@@ -97,7 +113,7 @@ class CounterExamples:
             with np.load(path, allow_pickle=False) as z:
                 keys = json.loads(str(z["vocab"]))
                 return cls({k: i for i, k in enumerate(keys)}, z["idf"], z["doc_offsets"], z["kind"],
-                           z["norm"], z["term_offsets"], z["terms"])
+                           z["norm"], z["term_offsets"], z["terms"], z["owner"])
         except (OSError, ValueError, KeyError):
             return None
 
@@ -106,6 +122,48 @@ class CounterExamples:
         the request's norm, with the highest idf."""
         ids = sorted({self.vocab[g] for g in query_grams if g in self.vocab})
         return np.array(ids, dtype=np.int32), self.idf[ids] if ids else np.zeros(0, np.float32)
+
+    def _similarities(self, doc: int, qids: np.ndarray, qidf: np.ndarray, qnorm: float) -> tuple[int, np.ndarray]:
+        a, b = int(self.doc_offsets[doc]), int(self.doc_offsets[doc + 1])
+        lo, hi = int(self.term_offsets[a]), int(self.term_offsets[b])
+        terms = self.terms[lo:hi]
+        pos = np.searchsorted(qids, terms)
+        pos[pos >= len(qids)] = 0
+        hit = qids[pos] == terms
+        weights = np.where(hit, qidf[pos], 0.0)
+        starts = self.term_offsets[a:b] - lo
+        shared = np.add.reduceat(weights, starts) if len(weights) else np.zeros(b - a)
+        return a, shared / (self.norm[a:b] * qnorm + 1e-9)
+
+    def redirect(self, doc: int, qids: np.ndarray, qidf: np.ndarray, qnorm: float,
+                 topic: np.ndarray | None = None) -> tuple[float, float, int]:
+        """(best similarity to a sentence *for* the document, best to one of its negative examples
+        that belongs to another adapter, that adapter's document index or -1). ``topic``: the
+        request's vocabulary ids that are not arguments; when one the negative example lacks is a
+        word of the document's own sentences (다음 주 in 「다음 주 서울 날씨」 against 「서울 날씨 어때?」,
+        MRI against another hospital question), the request says more than the example and there
+        is no redirect."""
+        a, b = int(self.doc_offsets[doc]), int(self.doc_offsets[doc + 1])
+        if a == b or len(qids) == 0 or qnorm <= 0 or self.owner is None:
+            return 0.0, 0.0, -1
+        a, sim = self._similarities(doc, qids, qidf, qnorm)
+        kinds = self.kind[a:b]
+        owners = self.owner[a:b]
+        for_ = sim[kinds == FOR]
+        best_for = float(for_.max()) if len(for_) else 0.0
+        other = np.where((kinds == AGAINST_OTHER) & (owners >= 0), sim, -1.0)
+        j = int(np.argmax(other))
+        if other[j] <= 0:
+            return best_for, 0.0, -1
+        if topic is not None and len(topic):
+            sentence = self.terms[int(self.term_offsets[a + j]):int(self.term_offsets[a + j + 1])]
+            extra = np.setdiff1d(topic, sentence)
+            if len(extra):
+                own = np.concatenate([self.terms[int(self.term_offsets[a + k]):int(self.term_offsets[a + k + 1])]
+                                      for k in np.flatnonzero(kinds == FOR)] or [np.zeros(0, np.int32)])
+                if np.isin(extra, own).any():
+                    return best_for, 0.0, -1
+        return best_for, float(other[j]), int(owners[j])
 
     def verdict(self, doc: int, qids: np.ndarray, qidf: np.ndarray, qnorm: float) -> tuple[float, float, int]:
         """(best similarity to a sentence *for* the document, best to one *against* it, the kind

@@ -66,7 +66,7 @@ DEFAULT_FAMILY_WEIGHTS: dict[str, float] = {"g": 1.0, "m": 1.0}
 K1 = 1.2  # Whoosh's BM25F, per field ("fields" saturation)
 K1_DOCUMENT = 3.0  # one saturation over the weighted fields; tuned on the tune split (2, 3, 5)
 B = 0.75
-FORMAT = "4"
+FORMAT = "5"
 SATURATIONS = ("document", "fields")
 
 

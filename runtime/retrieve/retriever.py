@@ -173,6 +173,9 @@ def agency_regions(name_ko: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# A candidate that one of its own negative examples redirects (:meth:`Retriever.redirect`) scores
+# this share of the adapter the example belongs to: just behind it, still a candidate.
+REDIRECT_SHARE = 0.95
 TIER_PRIOR = {"live": 1.0, "mock": 0.995, "handoff": 0.99}
 
 
@@ -594,6 +597,7 @@ class Retriever:
         order = self._top(final, top_k + self.refute_top)
         if self.refute_top:
             final = self.refute(query, final, order[: self.refute_top])
+            final = self.redirect(query, final, order[: self.refute_top], order)
             order = sorted((i for i in order if final[i] > 0), key=lambda i: (-final[i], i))
         best = order[0] if order else 0
         place_cue = self.place_lookup and m.unknown_share > 0 and PLACE_LOOKUP_CUE.search(query) is not None
@@ -679,6 +683,39 @@ class Retriever:
                 if out is final:
                     out = final.copy()
                 out[i] = 0.0
+        return out
+
+    def redirect(self, query: str, final: np.ndarray, best: list[int], ranked: list[int]) -> np.ndarray:
+        """Move those of the ``best`` candidates behind another candidate when one of their negative
+        examples that ``belongs_to`` that candidate describes the request better than anything they
+        say of themselves (「대구 미세먼지 어때?」 is closer to the dust alerts' 「서울 미세먼지 어때?
+        → air quality」 than to any of its alert phrases), and the request adds none of the
+        candidate's own words to the example (places and other arguments aside). Only within the
+        ranked candidates: a negative example never brings in an adapter retrieval did not find."""
+        top = [i for i in best if final[i] > 0 and self.examples.redirectable[i]]
+        if not top:
+            return final
+        q = [g for g in grams(query) if f"g:{g}" not in self.no_evidence]
+        qids, qidf = self.examples.query(q)
+        if not len(qids):
+            return final
+        unknown = len(set(q)) - len(qids)
+        qnorm = float(np.sqrt(qidf.sum() + unknown * float(self.examples.idf.max(initial=1.0))))
+        present = set(ranked)
+        arguments = self.argument_terms(query)
+        # Calendar words count here (다음 주 is no evidence of a topic, but it is what a mid-term
+        # forecast's own sentences say and a short-term one's example does not); plain deixis
+        # (지금, 오늘) and arguments do not.
+        topic, _ = self.examples.query([g for g in grams(query)
+                                        if f"g:{g}" not in arguments and f"g:{g}" not in DEIXIS])
+        out = final
+        for i in top:
+            for_, against, owner = self.examples.redirect(i, qids, qidf, qnorm, topic)
+            if (owner >= 0 and owner in present and owner != i and against >= self.refute_floor
+                    and against > for_ and 0 < final[owner] < out[i]):
+                if out is final:
+                    out = final.copy()
+                out[i] = float(final[owner]) * REDIRECT_SHARE
         return out
 
     def _coverage(self, i: int, cov: np.ndarray, m: Match, place_cue: bool) -> float:

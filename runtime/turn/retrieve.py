@@ -195,9 +195,12 @@ PROXIMITY_TIE = 0.85
 def prefer_proximity(ranked: list[dict[str, Any]], catalog: Catalog, request: str, language: str) -> list[dict[str, Any]]:
     """「부산역 근처 응급실」 asks what is near a point: a region-wide list (beds per city) that
     scores a little higher only because the place's name starts with a city's does not answer
-    it. A clear lead (「부산역 근처 응급실 자리 있어?」) is left alone."""
+    it. Typed coordinates name a point as well as a place does (「24시간 하는 응급실 위도 36.01 경도
+    129.34」 is no question about one hospital's details). A clear lead (「부산역 근처 응급실 자리
+    있어?」) is left alone."""
     if len(ranked) < 2:
         return ranked
+    from ..understand.numbers import coordinates_in
     from ..understand.places import find_place
 
     top = catalog.adapters.get(ranked[0]["adapter_id"])
@@ -208,7 +211,8 @@ def prefer_proximity(ranked: list[dict[str, Any]], catalog: Catalog, request: st
         m = catalog.adapters.get(c["adapter_id"])
         if m is None or m.primitive != "find" or "coordinates" not in m.requires:
             continue
-        if float(c.get("score") or 0.0) >= PROXIMITY_TIE * best and find_place(request, language):
+        if float(c.get("score") or 0.0) >= PROXIMITY_TIE * best and (
+                coordinates_in(request) is not None or find_place(request, language)):
             return [ranked[i], *ranked[:i], *ranked[i + 1:]]
         break
     return ranked

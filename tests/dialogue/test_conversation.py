@@ -127,6 +127,12 @@ def test_near_a_point_prefers_a_find_by_distance(talk: Talk) -> None:
     assert calls(Talk(talk.engine, "beds")("부산역 근처 응급실 자리 있어?")) == ["nmc_emergency_beds"]
 
 
+def test_typed_coordinates_are_a_point_too(talk: Talk) -> None:
+    # Without its coordinates (retrieval never sees them) 「24시간 하는 응급실」 looks most like one
+    # hospital's details; the coordinates ask what is near that point.
+    assert calls(Talk(talk.engine, "typed")("24시간 하는 응급실 위도 36.019 경도 129.3435")) == ["nmc_emergency_rooms"]
+
+
 def test_what_the_citizen_turns_away_from_is_no_topic(talk: Talk) -> None:
     talk("부산역 근처 응급실")
     assert calls(talk("응급실 말고 약국")) == ["nmc_pharmacies"]
