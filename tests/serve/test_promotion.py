@@ -1,8 +1,8 @@
 """Issue 22 item 1: a release is promoted only when its evaluations hold.
 
-Releases are built here from the real build with one thing broken — an adapter's retrieval text
-blanked (held-out R@1 falls), or an adapter's recorded responses removed (conversations fail) —
-published (the suites run against the *stored bundle*, not the checkout), and promoted through
+Releases are built here from the real build with one thing broken — the retrieval text of the
+adapters held-out requests expect most blanked (held-out R@1 falls), or an adapter's recorded
+responses removed (conversations fail) — published (the suites run against the *stored bundle*, not the checkout), and promoted through
 the gate on SQLite and PostgreSQL.
 """
 
@@ -24,20 +24,35 @@ from ummaya.runtime.suites import EXPECTED, SUITES, SuiteResult, evaluate_releas
 
 REPO = Path(__file__).resolve().parents[2]
 HOLDOUT_R1_FLOOR = THRESHOLDS["holdout"]["recall_at_1"]
-BLANKED = "traffic_fine_payment"  # the adapter the most held-out retrieval requests expect
+
+
+def _most_expected_in_holdout(n: int) -> tuple[str, ...]:
+    """The ``n`` adapters the most held-out retrieval requests expect (evals/retrieval.yaml): with
+    their text blanked, held-out R@1 falls well below its floor whatever else retrieval gets right
+    (one adapter was enough until retrieval improved elsewhere: 0.877 against a 0.868 floor)."""
+    from collections import Counter
+
+    import yaml
+
+    rows = yaml.safe_load((REPO / "evals" / "retrieval.yaml").read_text(encoding="utf-8"))["requests"]
+    counts = Counter(a for r in rows if r.get("split") == "holdout" for a in (r.get("expected") or [])[:1])
+    return tuple(sorted(a for a, _ in counts.most_common(n)))
+
+
+BLANKED = _most_expected_in_holdout(5)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> Any:
     return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
 
 
-def blank_retrieval_text(src: Path, dst: Path, release_id: str, adapter_id: str) -> Path:
-    """A copy of the build whose index no longer says what ``adapter_id`` is for."""
+def blank_retrieval_text(src: Path, dst: Path, release_id: str, adapter_ids: tuple[str, ...]) -> Path:
+    """A copy of the build whose index no longer says what the ``adapter_ids`` are for."""
     out = variant(src, dst, release_id)
     path = out / "index" / "documents.json"
     docs = json.loads(path.read_bytes())
     for d in docs["documents"]:
-        if d["id"] == adapter_id:
+        if d["id"] in adapter_ids:
             for lang in ("ko", "en"):
                 d["text"][lang].update(hints=[], examples=[], summary="-", title="-")
                 d["morphs"][lang].update(hints="", examples="", summary="", title="")
