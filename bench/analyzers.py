@@ -23,7 +23,7 @@ from synth import real_manifests  # noqa: E402
 
 from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index, registry_domains  # noqa: E402
 from ummaya.runtime.retrieve import Retriever  # noqa: E402
-from ummaya.runtime.retrieve.evaluation import is_pending, load_eval_set, score  # noqa: E402
+from ummaya.runtime.retrieve.eval_retrieval import is_pending, load_eval_set, score  # noqa: E402
 from ummaya.runtime.retrieve.index import DEFAULT_WEIGHTS, IndexConfig  # noqa: E402
 
 CONFIGS = [

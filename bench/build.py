@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from ummaya.codegen import build as b
+from ummaya.codegen import builder as b
 from ummaya.codegen.emit_cache import Cache
 from ummaya.codegen.loader import manifest_paths
 from ummaya.paths import require_root

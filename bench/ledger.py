@@ -44,7 +44,7 @@ def bulk_load(store, n: int) -> None:
     import secrets as _s
 
     from ummaya.runtime.store.migrations import CONSENT_CHAIN_LOCK_KEY
-    from ummaya.runtime.store.models import GENESIS_HASH, ConsentRecord, utcnow
+    from ummaya.runtime.store.records import GENESIS_HASH, ConsentRecord, utcnow
 
     keys = store.ledger_keys()
     rows, prev, now = [], GENESIS_HASH, utcnow()
@@ -82,7 +82,7 @@ def bulk_load(store, n: int) -> None:
 def writer(url: str, stop_file: str, out_file: str) -> None:
     """Another process writing the whole time: appends and session writes; the slowest wait."""
     from ummaya.runtime.store import open_store
-    from ummaya.runtime.store.models import Session
+    from ummaya.runtime.store.records import Session
 
     store = open_store(url)
     waits: list[float] = []

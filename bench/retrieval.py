@@ -42,7 +42,7 @@ from synth import real_manifests, write_documents  # noqa: E402
 
 from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index, registry_domains  # noqa: E402
 from ummaya.runtime.retrieve import Retriever  # noqa: E402
-from ummaya.runtime.retrieve.evaluation import is_pending, load_eval_set, score  # noqa: E402
+from ummaya.runtime.retrieve.eval_retrieval import is_pending, load_eval_set, score  # noqa: E402
 
 KEEP = ("NN", "VV", "VA")  # noun / verb / adjective tags (NNG, NNP, NNB, VV, VA)
 

@@ -168,7 +168,7 @@ def write_documents(real: list[Manifest], n: int, folder: Path, seed: int = 7) -
 
 def real_manifests(root: Path) -> list[Manifest]:
     from ummaya.codegen.loader import load_registry
-    from ummaya.codegen.resolve import resolve_manifest
+    from ummaya.codegen.profile_merge import resolve_manifest
 
     reg, problems = load_registry(root)
     if problems:

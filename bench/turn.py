@@ -57,7 +57,7 @@ QUERIES = [
 
 def build_generated(manifests, registry, out: Path) -> Path:
     from ummaya.codegen.emit_index import domain_glosses, emit_index
-    from ummaya.codegen.resolve import resolve_manifest
+    from ummaya.codegen.profile_merge import resolve_manifest
 
     out.mkdir(parents=True, exist_ok=True)
     resolved = [resolve_manifest(m, registry.profiles) for m in manifests]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ummaya.codegen.build import Drift, Plan, drift, plan_build
+from ummaya.codegen.builder import Drift, Plan, drift, plan_build
 
 
 def drift_gate(root: Path, plan: Plan | None = None) -> tuple[Plan, Drift | None]:

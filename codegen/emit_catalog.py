@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .emit_lock import canonical_json, item_json, splice_list
-from ummaya.model.fixtures import fixture_files
+from ummaya.model.fixture_files import fixture_files
 from .loader import LoadedManifest
 from ummaya.model.manifest import Manifest
 
@@ -56,7 +56,7 @@ def emit_schema(slots: Any = None) -> dict[str, bytes]:
 def manifest_json_schema(slots: Any = None) -> dict[str, Any]:
     """The manifest model's JSON Schema as published in generated/, with the x- keys documented
     (``slots``: the registry's slot table, whose types x-slot may name)."""
-    from .extensions import document_x_keys  # the registered names, documented
+    from .extension_check import document_x_keys  # the registered names, documented
 
     schema = document_x_keys(Manifest.model_json_schema(), slots)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

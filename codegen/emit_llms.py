@@ -15,7 +15,7 @@ import jinja2
 
 from .emit_lock import flatten_fields
 from ummaya.model.manifest import Manifest
-from .provenance import share_text
+from .fixture_provenance import share_text
 
 LLMS_DIR = "llms"
 PRIMITIVES = (

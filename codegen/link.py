@@ -24,10 +24,10 @@ try:
 except ImportError:  # optional speed-up; jsonschema alone gives the same answers, slower
     jsonschema_rs = None
 
-from .extensions import check_extensions, registries
+from .extension_check import check_extensions, registries
 from .loader import LoadedManifest, Problem, Registry, manifest_paths
-from .provenance import check_provenance
-from .resolve import UnknownProfile, resolve_manifest
+from .fixture_provenance import check_provenance
+from .profile_merge import UnknownProfile, resolve_manifest
 from .response_fields import check_response_fields
 from .schema_keywords import check_schema_keywords
 from ummaya.model.templates import check_templates
@@ -309,7 +309,7 @@ def _checker_hash(parse: ParseFixture | None) -> str:
     package (the parser) and the validators' versions."""
     here = Path(__file__).resolve()
     files = [here, Path(check_templates.__code__.co_filename).resolve(),
-             *(here.with_name(n) for n in ("response_fields.py", "provenance.py", "resolve.py"))]
+             *(here.with_name(n) for n in ("response_fields.py", "fixture_provenance.py", "profile_merge.py"))]
     if parse is not None:
         module = sys.modules.get(getattr(parse, "__module__", "") or "")
         origin = getattr(module, "__file__", None)

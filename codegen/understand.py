@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ummaya.model.slots import SlotFile, SlotTable, SlotType
-from ummaya.model.vocab import VocabFile
+from ummaya.model.vocabulary import VocabFile
 
 from .loader import Located, Problem, parse_yaml, validate_doc
 

@@ -3,7 +3,7 @@ words that say *what to do* (신청, 예약, 조회) as opposed to *which servic
 
 Three kinds of registry data, one YAML file per entry, compiled by the build into
 ``generated/guidance.json`` (codegen/emit_guidance.py) and read at query time without Kiwi
-(runtime/guidance.py):
+(runtime/guidance_reader.py):
 
 - ``registry/_emergency/<id>.yaml`` — an emergency the request describes (collapse, fire, a crime
   in progress …): the phrases that say so, the number to call, and the source that says it is
@@ -140,7 +140,7 @@ class Intent(_Strict):
 
 def guidance_document(emergencies: list[Emergency], channels: list[Channel], intents: list[Intent],
                       services: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
-    """``generated/guidance.json``: one JSON document the runtime reads (runtime/guidance.py)."""
+    """``generated/guidance.json``: one JSON document the runtime reads (runtime/guidance_reader.py)."""
     return {
         "format": GUIDANCE_FORMAT,
         "emergencies": [e.model_dump(mode="json") for e in sorted(emergencies, key=lambda e: (e.priority, e.id))],

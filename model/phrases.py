@@ -1,5 +1,5 @@
 """Phrase matching shared by the build and the query: spacing-free Korean phrases and whole-word
-other phrases (runtime/guidance.py says how requests are read). No pydantic: the runtime imports
+other phrases (runtime/guidance_reader.py says how requests are read). No pydantic: the runtime imports
 this on the cold path, and the build's checks (codegen/emit_guidance.py) must match exactly as the
 query does, or a check would pass a registry the runtime reads differently."""
 

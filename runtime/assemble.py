@@ -65,7 +65,7 @@ def build_engine(
     from .dispatch import Dispatcher
     from .retrieve import Retriever
     from .store import open_store
-    from .store.models import RetentionPolicy
+    from .store.records import RetentionPolicy
 
     catalog = catalog or Catalog.load(generated)
     retriever = retriever or Retriever.load(catalog.root, catalog=catalog)

@@ -2,7 +2,7 @@
 
 catalog.json = {"format": 1, "release_id": "<lock hash>", "adapters": [<resolved manifest>, ...]}
 where each adapter is ``Manifest.model_dump(mode="json")`` with its upstream profile merged in
-(codegen/resolve.py), sorted by id. Fixture bodies are copied byte-for-byte to
+(codegen/profile_merge.py), sorted by id. Fixture bodies are copied byte-for-byte to
 ``generated/fixtures/<adapter_id>/<file>`` so an installed runtime never needs registry/.
 """
 
@@ -78,6 +78,6 @@ class Catalog:
     @cached_property
     def guidance(self):  # -> runtime.guidance.Guidance (imported lazily: most commands never need it)
         """Emergencies, official channels and service words (``generated/guidance.json``)."""
-        from .guidance import Guidance
+        from .guidance_reader import Guidance
 
         return Guidance.load(self.root)

@@ -232,7 +232,7 @@ def _pin(found: list[dict[str, Any]], m: Any, top_k: int) -> list[dict[str, Any]
 
 
 def _names_time(text: str, language: str) -> bool:
-    from ..context import now_kst
+    from ..request_context import now_kst
 
     return dates.names_day(text, now_kst())
 
@@ -241,7 +241,7 @@ def _fills(missing: list[str], text: str, language: str, place: str | None, regi
            deixis: bool, state: DialogueState) -> list[str]:
     """Which of the pending question's missing slots this message fills — each read by its slot
     type's own reader, so the dialogue and the planner never disagree about what a message says."""
-    from ..context import now_kst
+    from ..request_context import now_kst
 
     out = []
     now = now_kst()
@@ -443,7 +443,7 @@ def _for_another_day(text: str, m: Any, found: list[dict[str, Any]], catalog: An
     that is located as ``m`` is (the same ``requires``: a point stays a point) goes before one that
     would first ask for another kind of place: 「내일은?」 after a reading near a station asks for
     the forecast at that point, not for a region-wide service that asks which 시·도."""
-    from ..context import now_kst
+    from ..request_context import now_kst
     from ..retrieve.runnable import lacks
     from ..turn.days import asked_days
 

@@ -54,7 +54,7 @@ def after_turn(
     ``slots``: the slots the turn ended with (carried ones plus what locate adapters resolved);
     ``outputs``: call id → output, for references.
     """
-    from ..context import now_kst
+    from ..request_context import now_kst
 
     new = state.model_copy(deep=True)
     new.language = language  # type: ignore[assignment]

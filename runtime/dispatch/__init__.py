@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .engine import Dispatcher
+from .dispatcher import Dispatcher
 from .fixtures import (
     FixtureTransport,
     fixture_files,

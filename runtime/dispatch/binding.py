@@ -3,7 +3,7 @@
 A credential (``DATA_GO_KR_SERVICE_KEY``, ``KAKAO_REST_API_KEY``, SGIS's key pair …) belongs to a
 profile (``registry/_profiles/``), and goes only to that profile's declared hosts, over https:
 the build stamps ``upstream.credential_hosts`` (credential → hosts) from the profile
-(codegen/resolve.py), and every key, token-exchange secret and exchanged token is taken through
+(codegen/profile_merge.py), and every key, token-exchange secret and exchanged token is taken through
 ``CredentialGuard.secret`` / ``check`` with the URL it is about to travel to. Anything else —
 another host, http, a port other than 443, user information in the URL, a host that is an
 address or a local name, a credential the profile does not declare, a manifest with no profile —

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from ummaya.model.fixtures import (  # the file-name contract, shared with the build
+from ummaya.model.fixture_files import (  # the file-name contract, shared with the build
     fixture_files as fixture_files,
     lookup_fixture_name as lookup_fixture_name,
     page_fixture_name as page_fixture_name,
@@ -30,7 +30,7 @@ from .calendar import anchor_of
 from .envelopes import read_response
 from .errors import ADAPTER_ERROR, UpstreamError
 from .outcome import CallOutcome, error_outcome, handoff_outcome, ms
-from .project import build_output, validate_output
+from .output import build_output, validate_output
 from .request import with_defaults
 from .resolvers import issue_params
 

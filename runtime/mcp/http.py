@@ -43,9 +43,9 @@ class ServiceEngines:
         self.service_of = service_of
 
     def __call__(self) -> TurnEngine:
-        from ummaya.runtime.serve.models import Generation
+        from ummaya.runtime.serve.api_models import Generation
         from ummaya.runtime.serve.pipeline import RequestState, RerankingRetriever
-        from ummaya.runtime.store.models import new_trace_id, utcnow
+        from ummaya.runtime.store.records import new_trace_id, utcnow
 
         service = self.service_of()
         release = service.store.resolve(service.settings.default_alias)

@@ -32,12 +32,12 @@ from mcp_types.version import is_version_at_least
 
 from ummaya.model.manifest import Manifest
 
-from ..context import RequestError
+from ..request_context import RequestError
 from ..events import UPSTREAM_STOPS
 from ..turn import TurnEngine, TurnRequest
 from ..turn.values import CallEnd
-from . import consent
-from .tools import (
+from . import elicitation
+from .tool_specs import (
     ASK_INPUT,
     ASK_TOOL,
     ask_tool,
@@ -109,7 +109,7 @@ class McpBackend:
             # The SDK serves a session id only to the API key that opened it (http.py sets the
             # scope's user); the key's fingerprint is in the consent session's name too.
             return f"mcp-http-{_owned(owner, sid)}"
-        asked = consent.session_from_state(params, consent.state_secret(engine.store), owner)
+        asked = elicitation.session_from_state(params, elicitation.state_secret(engine.store), owner)
         if asked:
             return asked
         store = engine.store
@@ -156,7 +156,7 @@ def text(value: str) -> list[types.TextContent]:
 
 
 def error_result(code: str, message: str, **meta: Any) -> types.CallToolResult:
-    from ummaya.runtime.serve.errors import public_message
+    from ummaya.runtime.serve.api_errors import public_message
 
     message = public_message(message)
     return types.CallToolResult(content=text(f"{code}: {message}"), is_error=True,
@@ -255,9 +255,9 @@ class ToolRunner:
                                 "server (omit session_id to start a new conversation) / 그런 세션이 "
                                 "없습니다. session_id 없이 보내면 새 대화가 시작됩니다.")
         declined: set[str] = set()
-        secret = consent.state_secret(engine.store)
+        secret = elicitation.state_secret(engine.store)
         owner = caller_of(ctx)
-        for adapter_id, ok in consent.answers(params, session_id, secret, engine.store, owner).items():
+        for adapter_id, ok in elicitation.answers(params, session_id, secret, engine.store, owner).items():
             m = engine.catalog.adapters.get(adapter_id)
             if m is None or m.permission.consent is None:
                 continue
@@ -277,13 +277,13 @@ class ToolRunner:
             return outcome.result
         if m.id in declined:
             return _refused(m, outcome.result)
-        if not consent.supports_elicitation(ctx.session):
+        if not elicitation.supports_elicitation(ctx.session):
             return outcome.result
         if ctx.protocol_version and is_version_at_least(ctx.protocol_version, MODERN):
-            return consent.input_required(m, session_id, secret, engine.store, owner)
-        answer = await ctx.session.elicit_form(message=consent.message(m), requested_schema=consent.SCHEMA,
+            return elicitation.input_required(m, session_id, secret, engine.store, owner)
+        answer = await ctx.session.elicit_form(message=elicitation.message(m), requested_schema=elicitation.SCHEMA,
                                               related_request_id=ctx.request_id)
-        if not consent.agreed(answer):
+        if not elicitation.agreed(answer):
             return _refused(m, outcome.result)
         engine.grant(session_id, m)
         return (await run()).result

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .base import Action, PlanContext, Planner, ProviderError
+from .protocol import Action, PlanContext, Planner, ProviderError
 
 
 class FallbackPlanner:

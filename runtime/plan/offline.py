@@ -15,7 +15,7 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from ..context import now_kst
+from ..request_context import now_kst
 from ..schemas import validator
 from ..understand import names as nm
 from ..understand import places as pl
@@ -26,7 +26,7 @@ from ..understand.numbers import coordinates_in
 from ..understand.readers import READERS, ReadRequest
 from ..understand.regions import find_region
 from ..understand.regions import is_region_name as find_region_only
-from .base import Action, PlanContext, ToolCall
+from .protocol import Action, PlanContext, ToolCall
 
 
 _vocab_cache: dict[int, tuple[Manifest, set[str]]] = {}

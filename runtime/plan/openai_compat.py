@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from .base import Action, PlanContext, ProviderError, ToolCall, private_prompts
+from .protocol import Action, PlanContext, ProviderError, ToolCall, private_prompts
 from .model_prompt import (
     CLOCK_DATA,
     LANGUAGE_RULE,
@@ -63,7 +63,7 @@ from .stream import (
     parse_tool_block,
 )
 from .toolcall_text import read_text_calls
-from .tools import ASK_TOOL, ask_tool, select_candidates, tool_for
+from .openai_tools import ASK_TOOL, ask_tool, select_candidates, tool_for
 
 DEFAULT_BASE_URL = "https://api.friendli.ai/serverless/v1"
 DEFAULT_MODEL = "LGAI-EXAONE/K-EXAONE-236B-A23B"
@@ -302,7 +302,7 @@ class OpenAICompatPlanner:
         context: shorter descriptions first (the summary, then the parameters' descriptions),
         then fewer tools (never a locate step a kept one needs). Returns the tools and the
         prompt's measured size."""
-        from .tools import drop_one
+        from .openai_tools import drop_one
 
         limit = max(256, (ctx.context_tokens or self.context_tokens) - self.max_tokens)
         cal = self.calibration

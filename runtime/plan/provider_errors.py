@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from .base import ProviderError
+from .protocol import ProviderError
 
 ENV_BASE_URL = "UMMAYA_LLM_BASE_URL"
 ENV_API_KEY = "UMMAYA_LLM_API_KEY"

@@ -19,7 +19,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import ToolCall
+from .protocol import ToolCall
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .base import ToolCall
+from .protocol import ToolCall
 from .stream import _call_from_object, _decode_arguments, new_call_id
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .evaluation import EvalRequest, Report, evaluate
+from .eval_retrieval import EvalRequest, Report, evaluate
 from .policy import RetrievalPolicy
 
 

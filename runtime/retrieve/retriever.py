@@ -421,7 +421,7 @@ class Retriever:
         """Words of the registry's intents that have a ``cannot`` (generated/guidance.json) and that
         no adapter's title uses, read once; none when the generated folder has no guidance."""
         if self._intent_words is None:
-            from ..guidance import Guidance
+            from ..guidance_reader import Guidance
             from ..understand.table import SlotTableMissing, folder
 
             try:
@@ -741,11 +741,11 @@ class Retriever:
         """Whether the request names document ``i``'s service, when that matters: always for an
         adapter that answers (live, mock ``find``/``check``/``locate``); for a handoff or a
         ``send`` adapter, one of its service words (codegen/emit_index.py) must be in the request
-        (matched as the engine's scope check matches them: runtime/guidance.py)."""
+        (matched as the engine's scope check matches them: runtime/guidance_reader.py)."""
         words = self.table.service_words[i]
         if not words or (self.tier[i] != "handoff" and self.primitive[i] != "send"):
             return True
-        from ..guidance import Text, longest_in
+        from ..guidance_reader import Text, longest_in
 
         return longest_in(words, Text.of(query)) > 0
 

@@ -15,7 +15,7 @@ def lacks(m: Any, catalog: Any, request: str, language: str, carried: frozenset[
     """The required inputs of ``m`` only the citizen can give and the request does not: not carried
     by the session, provided by no locate step (coordinates, a region come from the place named),
     and not read from the request by the slot type's own reader (a day, a code, a hospital's name)."""
-    from ..context import now_kst
+    from ..request_context import now_kst
     from ..understand import table
     from ..understand.readers import READERS, ReadRequest
 

@@ -7,7 +7,7 @@ See runtime/serve/README.md for the contract (events, error codes, releases, ret
 """
 
 from .app import ServeSettings, app_from_env, create_app, openapi_bytes
-from .errors import CODES, ApiError
+from .api_errors import CODES, ApiError
 from .releases import DEFAULT_ALIAS, RetrievalPolicy, publish
 
 __all__ = ["create_app", "app_from_env", "ServeSettings", "openapi_bytes", "ApiError", "CODES",

@@ -28,11 +28,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ummaya.runtime.store.models import RetentionPolicy, Trace, new_trace_id, utcnow
+from ummaya.runtime.store.records import RetentionPolicy, Trace, new_trace_id, utcnow
 
-from . import models as M
+from . import api_models as M
 from .auth import ApiKeyAuth, caller, parse_keys, same_owner
-from .errors import CODES, ApiError, error_body, status_of
+from .api_errors import CODES, ApiError, error_body, status_of
 from .pipeline import (
     ApiEvent,
     RequestState,
@@ -187,7 +187,7 @@ class Service:
 
                 self._planners[key] = OfflinePlanner()
             return self._planners[key]
-        from ummaya.runtime.plan.base import ProviderError
+        from ummaya.runtime.plan.protocol import ProviderError
         from ummaya.runtime.plan.openai_compat import ENV_BASE_URL, OpenAICompatPlanner
 
         overrides: dict[str, Any] = {}
@@ -530,7 +530,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> Response:
-        from ummaya.runtime.store.models import StoreFault
+        from ummaya.runtime.store.records import StoreFault
 
         if isinstance(exc, StoreFault):  # a stable code, and no trace id: none was stored
             log.error("store fault on %s %s: %s", request.method, request.url.path, exc.code)

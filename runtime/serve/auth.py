@@ -64,7 +64,7 @@ class ApiKeyAuth:
         scheme, _, token = header.partition(" ")
         fp = fingerprint(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
         if fp is None or not any(hmac.compare_digest(fp, known) for known in self.fingerprints):
-            from ummaya.runtime.store.models import new_trace_id
+            from ummaya.runtime.store.records import new_trace_id
 
             from .app import error_response
 

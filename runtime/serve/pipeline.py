@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ummaya.runtime.context import RequestError, clean_request, detect_language
+from ummaya.runtime.request_context import RequestError, clean_request, detect_language
 from ummaya.runtime.events import UPSTREAM_STOPS
 from ummaya.runtime.turn import TurnEngine, TurnRequest
 
-from .errors import ApiError, error_body, provider_error
+from .api_errors import ApiError, error_body, provider_error
 from .rerank import apply_budget, rerank
 
 log = logging.getLogger("ummaya.serve")
@@ -224,7 +224,7 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
         # session of its own, and the answer offers none to continue (session_id null).
         session_id = req.session_id
         if session_id is None:
-            from ummaya.runtime.store.models import StoreFault, new_id
+            from ummaya.runtime.store.records import StoreFault, new_id
 
             try:
                 session_id = await asyncio.to_thread(service.store.issue_session, state.owner)
@@ -261,7 +261,7 @@ def retrieve_result(service: Any, p: Prepared, language: str) -> dict[str, Any]:
     ranked = {r["adapter_id"]: r for r in p.state.rerank.get("ranked", [])}
     for i, c in enumerate(kept):
         m = p.loaded.catalog.get(c.adapter_id)
-        from ummaya.runtime.project import citation_of
+        from ummaya.runtime.evidence import citation_of
 
         r = ranked.get(c.adapter_id, {})
         cands.append({
@@ -364,7 +364,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
                 for e in ranked_evidence():
                     yield e
                 # ``part`` (and its ``evidence_id``) lets a client lay the answer out: evidence text
-                # in its card, the located place on one line, the boundary below (runtime/answer.py Part).
+                # in its card, the located place on one line, the boundary below (runtime/compose.py Part).
                 yield ev("delta", {"text": d["text"], **{k: d[k] for k in ("part", "evidence_id") if k in d}})
             elif t == "permission":
                 perm = {"adapter_id": d["adapter_id"], "gate": d["gate"], "decision": d["decision"]}

@@ -31,7 +31,7 @@ from typing import Any
 
 from ummaya.runtime.retrieve.policy import PolicyUnavailable, RerankBudget, RetrievalPolicy  # noqa: F401  (re-exported)
 
-from .errors import ApiError
+from .api_errors import ApiError
 
 BUNDLE_FORMAT = "ummaya-release-bundle/1"
 DEFAULT_ALIAS = "production"

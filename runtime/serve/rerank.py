@@ -60,7 +60,7 @@ def estimate_tokens(obj: Any) -> int:
 
 
 def facts_for(m: Any) -> AdapterFacts:
-    from ummaya.runtime.plan.tools import tool_for
+    from ummaya.runtime.plan.openai_tools import tool_for
 
     return AdapterFacts(m.id, m.primitive, m.tier, frozenset(m.requires or ()),
                         frozenset(m.provides or ()), estimate_tokens(tool_for(m)))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from .base import SQLStore, Store, apply_retention
+from .sql import SQLStore, Store, apply_retention
 from .migrations import MIGRATIONS
-from .models import (
+from .records import (
     GENESIS_HASH,
     AliasMove,
     TRACE_STATES,

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from .ledger import Keyring, LedgerKeyError
 from .migrations import CONSENT_CHAIN_LOCK_KEY
-from .models import GENESIS_HASH, ChainReport, LedgerBroken, StoreFault
+from .records import GENESIS_HASH, ChainReport, LedgerBroken, StoreFault
 
 log = logging.getLogger("ummaya.store")
 

@@ -221,7 +221,7 @@ for _table in ("release_evaluations", "release_history"):
 MIGRATIONS.append(Migration("m006_release_evaluations_and_history",
                             sqlite=tuple(_M006_SQLITE), postgresql=tuple(_M006_PG)))
 
-# A consent question asked over MCP (runtime/mcp/consent.py): its nonce is answered once, before
+# A consent question asked over MCP (runtime/mcp/elicitation.py): its nonce is answered once, before
 # it expires, and a revocation invalidates every question still open for that adapter and session.
 _M007 = [
     _both("""CREATE TABLE consent_requests (

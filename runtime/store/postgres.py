@@ -20,8 +20,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from .base import SQLStore, Tx
-from .models import RetentionPolicy, StoreFault, as_utc, json_dumps
+from .sql import SQLStore, Tx
+from .records import RetentionPolicy, StoreFault, as_utc, json_dumps
 
 _PLACEHOLDER = re.compile(r"\?")
 

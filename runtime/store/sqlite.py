@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .base import SQLStore, Tx
-from .models import RetentionPolicy, StoreFault, iso, json_dumps, parse_iso
+from .sql import SQLStore, Tx
+from .records import RetentionPolicy, StoreFault, iso, json_dumps, parse_iso
 
 BUSY_TIMEOUT_ENV = "UMMAYA_DB_BUSY_TIMEOUT_MS"
 

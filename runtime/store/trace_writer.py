@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from .models import StoreFault
+from .records import StoreFault
 
 log = logging.getLogger("ummaya.store.traces")
 

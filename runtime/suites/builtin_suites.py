@@ -37,7 +37,7 @@ class RetrievalSuite:
     eval_set: str = "evals/retrieval.yaml"
 
     def run(self, release: ReleaseUnderTest) -> SuiteResult:
-        from ummaya.runtime.retrieve.evaluation import THRESHOLDS, evaluate, is_pending, load_eval_set
+        from ummaya.runtime.retrieve.eval_retrieval import THRESHOLDS, evaluate, is_pending, load_eval_set
 
         path = release.eval_file(self.eval_set)
         requests = load_eval_set(path)
@@ -93,7 +93,7 @@ class ConversationsSuite:
     eval_set: str = "evals/conversations.yaml"
 
     def run(self, release: ReleaseUnderTest) -> SuiteResult:
-        from ummaya.runtime.dialogue.evaluation import TARGETS, evaluate, load_conversations
+        from ummaya.runtime.dialogue.eval_conversations import TARGETS, evaluate, load_conversations
 
         path = release.eval_file(self.eval_set)
         convs = load_conversations(path)

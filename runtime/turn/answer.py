@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from .. import answer as ans
-from ..plan.base import PRIVATE_PROMPTS
+from .. import compose as ans
+from ..plan.protocol import PRIVATE_PROMPTS
 from . import claims
 from .display import clean_text
 from .log import TurnLog

@@ -33,7 +33,7 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
+from .. import compose as ans
 from ..understand import table
 from .values import CheckInput, Refusal
 

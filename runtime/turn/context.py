@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
-from ..context import Session, detect_language, now_kst
+from ..request_context import Session, detect_language, now_kst
 from ..dialogue.state import DialogueState
 from .values import TurnContext, TurnRequest
 

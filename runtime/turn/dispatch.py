@@ -12,9 +12,9 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
+from .. import compose as ans
 from ..dispatch.outcome import CallOutcome
-from ..plan.base import ToolCall
+from ..plan.protocol import ToolCall
 from .log import TurnLog
 from .values import Dispatched, Stop, TurnContext, TurnState
 

@@ -8,7 +8,7 @@ or the question it needs answered). It is the engine's, so it holds for every pl
 
 from __future__ import annotations
 
-from .. import answer as ans
+from .. import compose as ans
 from .log import TurnLog
 from .values import TurnContext, TurnState
 

@@ -17,12 +17,12 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
+from .. import compose as ans
 from ..catalog import Catalog
-from ..context import Session, clean_request
+from ..request_context import Session, clean_request
 from ..events import STOP_LAYER, UPSTREAM_STOPS, Event
-from ..gate import ConsentBook, MemoryConsentBook
-from ..plan.base import Planner, ProviderError, ToolCall
+from ..permission import ConsentBook, MemoryConsentBook
+from ..plan.protocol import Planner, ProviderError, ToolCall
 from ..telemetry import turn_observer
 from .answer import answer_stop, ask_stop, asks_for_personal, finish, held_evidence_stop
 from .chained import ChainedProvenance
@@ -113,7 +113,7 @@ class TurnEngine:
     # -- sessions: only explicitly carried slots survive a turn
     def load_session(self, session_id: str) -> Session:
         if self.store is not None:
-            from ..store.models import StoreFault
+            from ..store.records import StoreFault
 
             try:
                 stored = self.store.get_session(session_id)
@@ -128,14 +128,14 @@ class TurnEngine:
     def save_session(self, session: Session) -> None:
         session.turns += 1
         if self.store is not None:
-            from ..store.models import Session as StoredSession
+            from ..store.records import Session as StoredSession
 
             expires = None
             if session.dialogue and session.dialogue.get("expires_at"):
-                from ..store.models import parse_iso
+                from ..store.records import parse_iso
 
                 expires = parse_iso(session.dialogue["expires_at"])
-            from ..store.models import StoreFault
+            from ..store.records import StoreFault
 
             try:
                 self.store.put_session(StoredSession(session.session_id, session.slots, session.turns,
@@ -149,7 +149,7 @@ class TurnEngine:
         c = m.permission.consent
         if self.store is None or c is None:
             return self.consents.grant_consent(session_id, m)  # type: ignore[call-arg]
-        from ..store.models import LedgerBroken, StoreFault
+        from ..store.records import LedgerBroken, StoreFault
 
         try:
             rec = self.store.grant_consent(
@@ -187,7 +187,7 @@ class TurnEngine:
         project, logged as a turn and stored by this engine's trace writer. ``citizen_texts`` are
         what argument provenance reads as the citizen's words; ``render`` writes the text the
         caller shows for how the call ended, which the trace keeps as the answer."""
-        from ..store.models import new_trace_id
+        from ..store.records import new_trace_id
 
         t0 = time.perf_counter()
         log = TurnLog(t0)
@@ -257,7 +257,7 @@ class TurnEngine:
 
     async def _run(self, req: TurnRequest, sink: Callable[[TurnResult], None] | None) -> AsyncIterator[Event]:
         query = clean_request(req.query)
-        from ..store.models import new_trace_id
+        from ..store.records import new_trace_id
 
         t0 = time.perf_counter()
         log = TurnLog(t0)
@@ -507,7 +507,7 @@ class TurnEngine:
             return
         from datetime import timedelta
 
-        from ..store.models import Trace, utcnow
+        from ..store.records import Trace, utcnow
 
         start = utcnow() - timedelta(seconds=seconds)
         trace = Trace(
@@ -519,7 +519,7 @@ class TurnEngine:
             meta={"candidates": r.candidates, "usage": r.usage, "language": r.language, "layer": r.layer,
                   "grounded": r.grounded, "removed_claims": r.removed_claims},
         )
-        from ..store.models import StoreFault
+        from ..store.records import StoreFault
 
         try:
             self.store.put_trace(trace, self.retention, personal=turn_personal_values(r, self.catalog))

@@ -1,4 +1,4 @@
-"""Stage 6, gate: each call's permission decision (runtime/gate.py), recording first a consent the
+"""Stage 6, gate: each call's permission decision (runtime/permission.py), recording first a consent the
 request grants up front. A protected adapter without consent stops the turn with the consent
 notice (``consent_required``); a blocked one with ``permission_denied``. The same decision runs
 before the engine asks the citizen for an adapter's input: consent comes before collection."""
@@ -10,9 +10,9 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
-from ..gate import ConsentBook, GateResult, consent_state, decide, needs_consent
-from ..plan.base import ToolCall
+from .. import compose as ans
+from ..permission import ConsentBook, GateResult, consent_state, decide, needs_consent
+from ..plan.protocol import ToolCall
 from .log import TurnLog
 from .values import Stop, TurnContext, TurnState
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..plan.base import PlanContext, Planner
+from ..plan.protocol import PlanContext, Planner
 from .log import TurnLog
 from .values import Candidates, Planned, TurnContext, TurnRequest, TurnState
 

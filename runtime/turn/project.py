@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import answer as ans
-from ..project import project as project_one
-from ..project import slots_from
+from .. import compose as ans
+from ..evidence import project as project_one
+from ..evidence import slots_from
 from .days import by_name, narrow, scope, turn_days
 from .dispatch import first_error_stop
 from .display import display_copy

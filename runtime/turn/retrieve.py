@@ -8,7 +8,7 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
+from .. import compose as ans
 from ..catalog import Catalog
 from .context import retrieval_view
 from .log import TurnLog

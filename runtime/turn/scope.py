@@ -28,8 +28,8 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
-from ..plan.base import ToolCall
+from .. import compose as ans
+from ..plan.protocol import ToolCall
 from .log import TurnLog
 from .values import Stop, TurnContext
 
@@ -153,7 +153,7 @@ def _more_specific(channels: list[Any], named: int, ctx: TurnContext, guidance: 
     """A channel's service is named more specifically than the adapter's: "national health
     insurance premium" names the insurance service, not the national holidays. A tie goes to the
     adapter: one that exists answers its own service (the channel registry holds what has none)."""
-    from ..guidance import Text, longest_in
+    from ..guidance_reader import Text, longest_in
 
     text = Text.of(ctx.request)
     return any(longest_in(ch.words.all(), text) > named for ch in channels)

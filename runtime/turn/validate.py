@@ -13,9 +13,9 @@ import json
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
-from ..plan.base import ToolCall
-from ..validate import validate_call
+from .. import compose as ans
+from ..plan.protocol import ToolCall
+from ..call_rules import validate_call
 from .log import TurnLog
 from .values import Checked, Stop, TurnContext, TurnState
 

@@ -14,9 +14,9 @@ from typing import Any, Literal, Protocol
 
 from ummaya.model.manifest import Manifest
 
-from ..context import Session
+from ..request_context import Session
 from ..events import Event
-from ..plan.base import Action, Evidence, ToolCall
+from ..plan.protocol import Action, Evidence, ToolCall
 
 Mode = Literal["auto", "live", "mock"]
 

@@ -108,7 +108,7 @@ def personal_given(m: Any, text: str, now: Any = None, language: str = "ko") -> 
     """The personal-class fields of ``m`` whose slot reader reads a value from the request: the
     citizen volunteered their own data (「이름 오지훈, 생년월일 1965.03.15」) for a service that
     takes it. Only fields with a reader count; a derived slot is never the citizen's words."""
-    from ..context import now_kst
+    from ..request_context import now_kst
     from .readers import READERS, ReadRequest
 
     out: set[str] = set()

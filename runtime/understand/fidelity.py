@@ -179,7 +179,7 @@ def format_table(rep: Report) -> str:
 def evaluate(arg_set: ArgumentSet, *, split: str = "all", generated: Path | None = None, engine: Any = None,
              only: str | None = None) -> Report:
     """Run the cases of ``split`` (dev | heldout | all) at the set's clock."""
-    from ..context import fixed_clock
+    from ..request_context import fixed_clock
 
     chosen = [c for c in arg_set.cases if (split == "all" or c.split == split) and (not only or only in c.id)]
 

@@ -39,5 +39,5 @@ def test_a_model_module_importing_the_runtime_breaks_the_contract(tmp_path: Path
 
 
 def test_the_runtime_importing_the_build_breaks_the_contract(tmp_path: Path) -> None:
-    out = _broken_by(tmp_path, "runtime/answer.py", "import ummaya.codegen.loader")
-    assert "ummaya.runtime.answer -> ummaya.codegen.loader" in out
+    out = _broken_by(tmp_path, "runtime/compose.py", "import ummaya.codegen.loader")
+    assert "ummaya.runtime.compose -> ummaya.codegen.loader" in out

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ummaya.codegen import build as b
+from ummaya.codegen import builder as b
 from ummaya.codegen.emit_cache import Cache
 from ummaya.codegen.emit_lock import release_id
 from ummaya.runtime.catalog import Catalog
@@ -156,7 +156,7 @@ import sys
 from pathlib import Path
 from ummaya.model.analysis import kiwi
 kiwi().tokenize("동아대 근처 응급실 알려줘")  # Kiwi's threads now exist in this process
-from ummaya.codegen.build import build
+from ummaya.codegen.builder import build
 from ummaya.codegen.emit_cache import Cache
 result = build(Path(sys.argv[1]), force=True, cache=Cache(Path(sys.argv[2])))
 print("built", result.plan.ok)

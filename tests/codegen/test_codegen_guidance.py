@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.codegen.project import GOV24, NMC, edit, line_of, make_project
-from ummaya.codegen import build as b
+from ummaya.codegen import builder as b
 from ummaya.codegen.emit_cache import Cache
 
 EMERGENCY = """id: medical

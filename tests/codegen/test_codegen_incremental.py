@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from ummaya.codegen import build as b
+from ummaya.codegen import builder as b
 from ummaya.codegen.emit_cache import Cache
 from ummaya.codegen.emit_lock import dumps_indented, item_json, splice_list
 

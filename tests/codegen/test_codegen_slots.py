@@ -115,7 +115,7 @@ def test_a_new_closed_vocabulary_needs_yaml_only(tmp_path, monkeypatch):
     probe = (
         "import datetime as dt, json, sys\n"
         "from ummaya.runtime.catalog import Catalog\n"
-        "from ummaya.runtime.plan.base import PlanContext\n"
+        "from ummaya.runtime.plan.protocol import PlanContext\n"
         "from ummaya.runtime.plan.offline import SlotFiller\n"
         f"c = Catalog.load({str(root / 'generated')!r})\n"
         "m = c.get('gov24_move_in_report')\n"
@@ -128,7 +128,7 @@ def test_a_new_closed_vocabulary_needs_yaml_only(tmp_path, monkeypatch):
 
 
 def test_the_model_does_not_import_the_runtime():
-    code = "import sys, ummaya.model.manifest, ummaya.model.slots, ummaya.model.vocab; print(any(m.startswith('ummaya.runtime') for m in sys.modules))"
+    code = "import sys, ummaya.model.manifest, ummaya.model.slots, ummaya.model.vocabulary; print(any(m.startswith('ummaya.runtime') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

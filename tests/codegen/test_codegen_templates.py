@@ -51,9 +51,9 @@ def test_the_sandbox_refuses_unsafe_attributes(project):
 
 def test_runtime_renders_from_the_full_output_not_the_trimmed_summary():
     from ummaya.model.manifest import Bilingual
-    from ummaya.runtime import answer
-    from ummaya.runtime.plan.base import Evidence
-    from ummaya.runtime.project import MAX_ITEMS, _trim
+    from ummaya.runtime import compose
+    from ummaya.runtime.plan.protocol import Evidence
+    from ummaya.runtime.evidence import MAX_ITEMS, _trim
 
     full = {"total_count": MAX_ITEMS + 15, "items": [{"name": f"d{i}"} for i in range(MAX_ITEMS + 15)]}
     ev = Evidence("ev1", "c1", "x", "mock", "ok", _trim(full), {"title": "t", "url": "https://x"})
@@ -64,8 +64,8 @@ def test_runtime_renders_from_the_full_output_not_the_trimmed_summary():
         id = "x"
         render = Bilingual(ko="공휴일 {{ items|length }}일", en="{{ items|length }} holidays")
 
-    assert answer.render_evidence(M, ev, "ko") == f"공휴일 {MAX_ITEMS + 15}일"
-    assert answer.render_evidence(M, ev, "en") == f"{MAX_ITEMS + 15} holidays"
+    assert compose.render_evidence(M, ev, "ko") == f"공휴일 {MAX_ITEMS + 15}일"
+    assert compose.render_evidence(M, ev, "en") == f"{MAX_ITEMS + 15} holidays"
 
 
 @pytest.mark.parametrize("language", ["ko", "en"])

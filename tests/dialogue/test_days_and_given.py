@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ummaya.runtime.guard.personal import contains_personal
-from ummaya.runtime.plan.base import Action, PlanContext, ToolCall
+from ummaya.runtime.plan.protocol import Action, PlanContext, ToolCall
 
 from .conftest import Talk, args_of, calls
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ummaya.runtime.guard.personal import contains_personal, guard_arguments
-from ummaya.runtime.plan.base import Action, PlanContext, ToolCall
+from ummaya.runtime.plan.protocol import Action, PlanContext, ToolCall
 
 from .conftest import Talk, args_of, calls
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ummaya.runtime.dialogue import Hints
-from ummaya.runtime.plan.base import PlanContext
+from ummaya.runtime.plan.protocol import PlanContext
 from ummaya.runtime.plan.openai_compat import OpenAICompatPlanner
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ummaya.codegen.loader import parse_yaml, validate_doc
 from ummaya.model.manifest import Manifest, Profile
-from ummaya.codegen.resolve import resolve_manifest
+from ummaya.codegen.profile_merge import resolve_manifest
 from ummaya.runtime.catalog import Catalog
 
 REPO = Path(__file__).resolve().parents[2]

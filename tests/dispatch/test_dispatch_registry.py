@@ -18,7 +18,7 @@ import pytest
 from tests.dispatch.helpers import REPO, FixedClock, no_sleep, run, step_answers
 from tests.support.upstreams import Reply, UpstreamServer, sgis_token_json
 from ummaya.codegen.loader import load_registry
-from ummaya.codegen.resolve import resolve_manifest
+from ummaya.codegen.profile_merge import resolve_manifest
 from ummaya.runtime.catalog import Catalog
 from ummaya.runtime.dispatch import Dispatcher, fixture_files, parse_fixture, step_fixture_name
 from ummaya.runtime.dispatch.fixtures import fixture_content_type

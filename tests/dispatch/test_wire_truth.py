@@ -36,7 +36,7 @@ from tests.support.upstreams import (
 )
 from ummaya import USER_AGENT
 from ummaya.codegen.loader import load_registry
-from ummaya.codegen.resolve import resolve_manifest
+from ummaya.codegen.profile_merge import resolve_manifest
 from ummaya.runtime.catalog import Catalog
 from ummaya.runtime.dispatch import Dispatcher
 

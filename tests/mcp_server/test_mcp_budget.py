@@ -9,7 +9,7 @@ import anyio
 from mcp import Client
 
 from ummaya.runtime.mcp import McpBackend, build_server
-from ummaya.runtime.plan.base import Action
+from ummaya.runtime.plan.protocol import Action
 
 
 class Recording:

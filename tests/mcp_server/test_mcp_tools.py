@@ -13,7 +13,7 @@ from mcp import Client
 
 from ummaya.runtime.catalog import Catalog
 from ummaya.runtime.mcp import build_server
-from ummaya.runtime.mcp.tools import IRREVERSIBLE_GATES
+from ummaya.runtime.mcp.tool_specs import IRREVERSIBLE_GATES
 
 from .conftest import ER_ARGS, ID_ARGS, text_of
 
@@ -292,11 +292,11 @@ def test_a_question_asked_by_one_worker_is_answered_at_another(generated: Any, s
             done = await b.session.call_tool("mobile_id_verify", ID_ARGS, input_responses=answer,
                                              request_state=asked.request_state, allow_input_required=True)
             return asked, done
-    from ummaya.runtime.mcp import consent
+    from ummaya.runtime.mcp import elicitation
 
     # not this process's own secret: another process on the same store derives the same key
-    assert consent.state_secret(store) != consent._PROCESS_SECRET
-    assert consent.state_secret(store) == consent.state_secret(store)
+    assert elicitation.state_secret(store) != elicitation._PROCESS_SECRET
+    assert elicitation.state_secret(store) == elicitation.state_secret(store)
     asked, done = run(go)
     assert isinstance(done, types.CallToolResult) and done.is_error is False
     assert [c.adapter_id for c in store.list_consents("mcp-shared")] == ["mobile_id_verify"]

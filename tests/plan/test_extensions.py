@@ -164,7 +164,7 @@ def test_a_new_reader_needs_no_other_edit(monkeypatch, tmp_path):
     reader  # the decorator a contributor uses; registered by hand above so the test cleans up
     assert [str(p) for p in link(registry, use_parser=False).problems] == []
 
-    from ummaya.runtime.plan.base import PlanContext
+    from ummaya.runtime.plan.protocol import PlanContext
     from ummaya.runtime.plan.offline import SlotFiller
 
     m = next(lm.manifest for lm in registry.manifests if lm.id == "gov24_move_in_report")
@@ -230,7 +230,7 @@ def test_an_optional_closed_vocabulary_is_filled_only_when_the_request_names_a_l
     import yaml
 
     from ummaya.model.manifest import Manifest
-    from ummaya.runtime.plan.base import PlanContext
+    from ummaya.runtime.plan.protocol import PlanContext
     from ummaya.runtime.plan.offline import SlotFiller
 
     path = Path(__file__).resolve().parents[2] / "registry/mpm/mpm_public_jobs.yaml"
@@ -254,7 +254,7 @@ def test_a_region_fills_the_region_fields_and_never_the_keyword_of_the_same_adap
     import yaml
 
     from ummaya.model.manifest import Manifest
-    from ummaya.runtime.plan.base import PlanContext
+    from ummaya.runtime.plan.protocol import PlanContext
     from ummaya.runtime.plan.offline import SlotFiller
 
     root = Path(__file__).resolve().parents[2] / "registry"
@@ -278,7 +278,7 @@ def test_a_code_of_digits_is_named_only_as_a_whole_word_and_the_longest_label_wi
     import yaml
 
     from ummaya.model.manifest import Manifest
-    from ummaya.runtime.plan.base import PlanContext
+    from ummaya.runtime.plan.protocol import PlanContext
     from ummaya.runtime.plan.offline import SlotFiller
 
     path = Path(__file__).resolve().parents[2] / "registry/bfc/bfc_funeral_cost_estimate.yaml"

@@ -97,7 +97,7 @@ def test_runtime_python_holds_no_korean_vocabulary_beyond_the_allowance():
 def test_the_understanding_layer_and_its_callers_hold_none():
     """The readers, the dialogue, the planner and the guard read every word from the registry."""
     found = {rel: n for rel, n in census().items()
-             if rel.split("/")[0] in ("understand", "dialogue", "plan", "guard") or rel in ("context.py", "project.py")}
+             if rel.split("/")[0] in ("understand", "dialogue", "plan", "guard") or rel in ("request_context.py", "evidence.py")}
     assert found == {}
 
 

@@ -27,7 +27,7 @@ from tests.support.fake_openai import (
     unavailable,
 )
 from ummaya.model.manifest import Manifest
-from ummaya.runtime.plan.base import Evidence, PlanContext, ProviderError
+from ummaya.runtime.plan.protocol import Evidence, PlanContext, ProviderError
 from ummaya.runtime.plan.openai_compat import OpenAICompatPlanner, ProviderConfigError
 from ummaya.runtime.plan.profiles import PROFILES, profile_for_url, profile_from_models
 from ummaya.runtime.plan.toolcall_text import read_text_calls

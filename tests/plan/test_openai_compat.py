@@ -31,7 +31,7 @@ from tests.support.fake_openai import (
     usage_chunk,
 )
 from ummaya.model.manifest import Manifest
-from ummaya.runtime.plan.base import Action, Evidence, PlanContext, ProviderError
+from ummaya.runtime.plan.protocol import Action, Evidence, PlanContext, ProviderError
 from ummaya.runtime.plan.openai_compat import (
     DEFAULT_BASE_URL,
     DEFAULT_MODEL,
@@ -39,7 +39,7 @@ from ummaya.runtime.plan.openai_compat import (
     ProviderConfigError,
 )
 from ummaya.runtime.plan.stream import ContentFilter, ToolCallAssembler, parse_tool_block
-from ummaya.runtime.plan.tools import strip_extensions, tools_for
+from ummaya.runtime.plan.openai_tools import strip_extensions, tools_for
 
 ROOT = Path(__file__).resolve().parents[2]
 NMC = yaml.safe_load((ROOT / "registry/nmc/nmc_emergency_rooms.yaml").read_text("utf-8"))

@@ -24,7 +24,7 @@ def engine(tmp_path_factory):
 
 
 def ask(engine, *messages: str):
-    from ummaya.runtime.context import fixed_clock
+    from ummaya.runtime.request_context import fixed_clock
     from ummaya.runtime.turn import TurnRequest
 
     session = f"reported-{abs(hash(messages))}"

@@ -29,7 +29,7 @@ def engine(tmp_path_factory):
 
 
 def ask(engine, *messages: str, consents: tuple[str, ...] = ()):
-    from ummaya.runtime.context import fixed_clock
+    from ummaya.runtime.request_context import fixed_clock
     from ummaya.runtime.turn import TurnRequest
 
     session = f"readers-{abs(hash(messages))}"

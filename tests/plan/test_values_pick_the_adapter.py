@@ -25,7 +25,7 @@ def engine(tmp_path_factory):
 
 
 def ask(engine, message: str, consents: tuple[str, ...] = ()):
-    from ummaya.runtime.context import fixed_clock
+    from ummaya.runtime.request_context import fixed_clock
     from ummaya.runtime.turn import TurnRequest
 
     async def run():

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ummaya.runtime.retrieve.evaluation import EvalRequest, evaluate, is_pending, ndcg, reciprocal_rank, score
+from ummaya.runtime.retrieve.eval_retrieval import EvalRequest, evaluate, is_pending, ndcg, reciprocal_rank, score
 
 
 def req(q, *ids, kind="k", split="tune"):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ummaya.runtime.retrieve.evaluation import THRESHOLDS, evaluate, load_eval_set
+from ummaya.runtime.retrieve.eval_retrieval import THRESHOLDS, evaluate, load_eval_set
 
 ROOT = Path(__file__).resolve().parents[2]
 EVAL = ROOT / "evals" / "retrieval.yaml"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.codegen.project import NMC, copy_project, edit, line_of, make_project, outputs, run
-from ummaya.codegen.build import write_outputs
+from ummaya.codegen.builder import write_outputs
 from ummaya.codegen.loader import load_registry
 
 SECRET = "TOP-SECRET-이웃집-비밀번호"

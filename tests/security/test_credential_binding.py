@@ -16,7 +16,7 @@ from tests.dispatch.helpers import catalog, item_schema, manifest, no_sleep, run
 from tests.support.upstreams import XML, data_go_kr_xml
 from ummaya.codegen.link import link
 from ummaya.codegen.loader import load_registry
-from ummaya.codegen.resolve import resolve_manifest
+from ummaya.codegen.profile_merge import resolve_manifest
 from ummaya.model.manifest import Manifest
 from ummaya.runtime.dispatch import Dispatcher
 

@@ -18,8 +18,8 @@ import pytest
 from tests.serve.conftest import client, parse_sse
 from tests.serve.conftest import RELEASE_CACHE, _isolated_home, _release_cache, generated, sqlite_url  # noqa: F401
 from ummaya.runtime.log_filter import scrub
-from ummaya.runtime.plan.base import ProviderError
-from ummaya.runtime.serve.errors import error_body
+from ummaya.runtime.plan.protocol import ProviderError
+from ummaya.runtime.serve.api_errors import error_body
 from ummaya.runtime.store.credentials import strip_credentials
 
 PASSWORD = "s3cr3t-Pa55word"

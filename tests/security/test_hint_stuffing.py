@@ -17,7 +17,7 @@ import pytest
 
 from tests.codegen.project import NMC, make_project, run
 from ummaya.ci.hints import MAX_HINTS, hint_problems, takeovers
-from ummaya.codegen.build import plan_build
+from ummaya.codegen.builder import plan_build
 from ummaya.codegen.loader import load_registry
 
 EVALS = """format: 1

@@ -21,7 +21,7 @@ from tests.security.test_ledger_tamper import drop_guards, raw  # noqa: F401  (f
 from tests.store.conftest import db_url, pg_base_url, pg_url, store  # noqa: F401  (fixtures)
 from tests.store.test_store import NOTICE
 from ummaya.cli import main
-from ummaya.runtime.gate import decide
+from ummaya.runtime.permission import decide
 from ummaya.runtime.store import open_store
 from ummaya.runtime.store.migrations import CONSENT_CHAIN_LOCK_KEY
 

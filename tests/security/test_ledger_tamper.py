@@ -21,10 +21,10 @@ from click.testing import CliRunner
 from tests.store.conftest import db_url, pg_base_url, pg_url, store  # noqa: F401  (fixtures)
 from tests.store.test_store import NOTICE, Raw
 from ummaya.cli import main
-from ummaya.runtime.gate import decide
+from ummaya.runtime.permission import decide
 from ummaya.runtime.store import GENESIS_HASH, LedgerBroken, open_store
 from ummaya.runtime.store.ledger import HeadFile, Keyring, key_id_of, mac
-from ummaya.runtime.store.models import ConsentRecord, canonical_json
+from ummaya.runtime.store.records import ConsentRecord, canonical_json
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from mcp import Client
 from tests.mcp_server.conftest import ID_ARGS, text_of
 from tests.serve.conftest import RELEASE_CACHE, _isolated_home, _release_cache, generated, live_server, sqlite_url  # noqa: F401
 from tests.store.conftest import db_url, pg_base_url, pg_url, store  # noqa: F401  (both backends)
-from ummaya.runtime.mcp import McpBackend, consent
+from ummaya.runtime.mcp import McpBackend, elicitation
 from ummaya.runtime.mcp.server import build_server
 
 ADAPTER = "mobile_id_verify"
@@ -118,8 +118,8 @@ def test_an_expired_question_is_asked_again(backend, store, monkeypatch) -> None
     async def go() -> tuple[Any, Any]:
         async with Client(build_server(backend), elicitation_callback=_never) as c:
             asked = await c.session.call_tool(ADAPTER, ID_ARGS, allow_input_required=True)
-            later = real() + consent.request_ttl_s() + 1
-            monkeypatch.setattr(consent.time, "time", lambda: later)
+            later = real() + elicitation.request_ttl_s() + 1
+            monkeypatch.setattr(elicitation.time, "time", lambda: later)
             late = await c.session.call_tool(ADAPTER, ID_ARGS, input_responses=ACCEPT,
                                              request_state=asked.request_state, allow_input_required=True)
             return asked, late

@@ -24,7 +24,7 @@ from tests.serve.conftest import (  # noqa: F401  (fixtures)
 from tests.store.conftest import pg_base_url, pg_url  # noqa: F401
 from tests.store.test_store import Raw
 from ummaya.runtime.store import RetentionPolicy, open_store
-from ummaya.runtime.store.models import utcnow
+from ummaya.runtime.store.records import utcnow
 
 PLACE = "동아대 승학캠퍼스 근처 약국 어디 있어?"
 KEY_A = "key-a-0123456789abcdef"

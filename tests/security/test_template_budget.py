@@ -90,7 +90,7 @@ def test_the_build_stops_at_the_template_line(tmp_path, monkeypatch) -> None:
 def test_at_run_time_an_over_budget_template_falls_back_to_the_listing() -> None:
     from types import SimpleNamespace
 
-    from ummaya.runtime.answer import render_evidence
+    from ummaya.runtime.compose import render_evidence
 
     # Data no fixture had: the template only goes wild past ten records.
     tpl = "{% if items|length > 10 %}{% for a in items %}{% for b in items %}{% for c in items %}{% endfor %}{% endfor %}{% endfor %}{% endif %}ok"

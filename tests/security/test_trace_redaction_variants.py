@@ -24,8 +24,8 @@ def test_redact_value_covers_keys_and_personal_numbers() -> None:
 @pytest.mark.parametrize("policy", ["none", "redacted"])
 def test_stored_trace_keeps_no_personal_key_or_number(policy: str) -> None:
     from ummaya.runtime.store import RetentionPolicy
-    from ummaya.runtime.store.base import apply_retention
-    from ummaya.runtime.store.models import Trace, utcnow
+    from ummaya.runtime.store.sql import apply_retention
+    from ummaya.runtime.store.records import Trace, utcnow
 
     now = utcnow()
     trace = Trace(trace_id="01TESTVARIANT0000000000000", created_at=now, expires_at=now,

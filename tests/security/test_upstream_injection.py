@@ -16,7 +16,7 @@ import pytest
 
 from ummaya.runtime.catalog import Catalog
 from ummaya.runtime.dispatch import Dispatcher
-from ummaya.runtime.plan.base import Action, ToolCall
+from ummaya.runtime.plan.protocol import Action, ToolCall
 from ummaya.runtime.turn import TurnEngine, TurnRequest
 from ummaya.runtime.turn.claims import build_facts, check
 from ummaya.runtime.turn.display import DROPPED, bounded, display_copy

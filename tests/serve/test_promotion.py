@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from tests.serve.conftest import client, variant
 from ummaya.cli import main
-from ummaya.runtime.retrieve.evaluation import THRESHOLDS
+from ummaya.runtime.retrieve.eval_retrieval import THRESHOLDS
 from ummaya.runtime.store import open_store
 from ummaya.runtime.suites import EXPECTED, SUITES, SuiteResult, evaluate_release, gate, load_gates
 
@@ -87,7 +87,7 @@ def test_a_release_that_lowers_holdout_recall_is_refused_and_force_is_recorded(
     ev = good["evaluations"]
     assert set(ev) == set(EXPECTED)  # every expected suite is reported, run or not
     assert {s: e["status"] for s, e in ev.items() if s in SUITES} == {s: "ok" for s in SUITES}
-    # the good release holds the retrieval floors (runtime/retrieve/evaluation.py, evals/README.md)
+    # the good release holds the retrieval floors (runtime/retrieve/eval_retrieval.py, evals/README.md)
     assert ev["retrieval"]["figures"]["holdout.recall_at_1"] >= HOLDOUT_R1_FLOOR
     assert ev["conversations"]["figures"]["no_personal_data_leak"] == 1.0
 

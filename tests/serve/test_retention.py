@@ -18,7 +18,7 @@ import time_machine
 
 from tests.serve.conftest import client
 from ummaya.runtime.store import RetentionPolicy, open_store
-from ummaya.runtime.store.models import parse_iso, utcnow
+from ummaya.runtime.store.records import parse_iso, utcnow
 
 QUERY = "010-1234-5678 이 번호로 연락 주세요. 동아대 승학캠퍼스 근처 약국 어디 있어?"
 PHONE = "1234-5678"

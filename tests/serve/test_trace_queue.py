@@ -49,7 +49,7 @@ def test_a_full_trace_queue_refuses_with_trace_backlog(generated: Path, sqlite_u
 
 def test_traces_queued_without_waiting_are_written_on_shutdown(generated: Path, sqlite_url: str, tmp_path: Path) -> None:
     from ummaya.runtime.serve.pipeline import RequestState
-    from ummaya.runtime.store.models import utcnow
+    from ummaya.runtime.store.records import utcnow
 
     gate = threading.Event()
     with client(generated, sqlite_url, tmp_path) as c:

@@ -94,12 +94,12 @@ def test_migrations_recorded_once_and_idempotent(db_url: str) -> None:
 
 
 def test_failed_migration_leaves_nothing_behind(db_url: str, monkeypatch) -> None:
-    from ummaya.runtime.store import base
+    from ummaya.runtime.store import sql
     from ummaya.runtime.store.migrations import Migration
 
     bad = Migration("m999_broken", sqlite=("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"),
                     postgresql=("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"))
-    monkeypatch.setattr(base, "MIGRATIONS", [*MIGRATIONS, bad])
+    monkeypatch.setattr(sql, "MIGRATIONS", [*MIGRATIONS, bad])
     s = open_store(db_url, migrate=False)
     try:
         with pytest.raises(Exception):
@@ -113,7 +113,7 @@ def test_failed_migration_leaves_nothing_behind(db_url: str, monkeypatch) -> Non
             raw("SELECT count(*) FROM half_done")
     finally:
         raw.close()
-    monkeypatch.setattr(base, "MIGRATIONS", MIGRATIONS)
+    monkeypatch.setattr(sql, "MIGRATIONS", MIGRATIONS)
     s = open_store(db_url)  # the fixed list applies cleanly afterwards
     try:
         assert s.applied_migrations() == sorted(m.name for m in MIGRATIONS)
@@ -266,7 +266,7 @@ def test_tamper_rehash_without_the_key_is_detected(store, raw) -> None:
     (tests/security/test_ledger.py covers re-hashing the whole rest of the chain)."""
     import hashlib
 
-    from ummaya.runtime.store.models import canonical_json
+    from ummaya.runtime.store.records import canonical_json
 
     a = store.grant_consent("s1", "a", **NOTICE)
     store.grant_consent("s1", "b", **NOTICE)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.store.conftest import db_url, pg_base_url, pg_url, store  # noqa: F401  (both backends)
 from ummaya.runtime.store import Session, Trace
-from ummaya.runtime.store.models import utcnow
+from ummaya.runtime.store.records import utcnow
 from ummaya.runtime.store.trace_writer import TraceBacklog, TraceWriter
 
 

@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def build_generated(out: Path) -> str:
     """Write the build's ``generated/`` outputs under ``out``; returns the release id."""
-    from ummaya.codegen.build import plan_build
+    from ummaya.codegen.builder import plan_build
 
     plan = plan_build(REPO)
     assert plan.ok, "\n".join(map(str, plan.problems))

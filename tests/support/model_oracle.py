@@ -186,7 +186,7 @@ def _prompt_usage(body: dict[str, Any]) -> tuple[int, int]:
 
 
 def _question(step: Step) -> str:
-    from ummaya.runtime import answer as ans
+    from ummaya.runtime import compose as ans
 
     text = ans.compose_ask(step.missing or ["request"], step.language if step.language in ("ko", "en") else "ko")
     # A model asks without the engine's worked examples (「예: 1990-01-01」): a date in a model's

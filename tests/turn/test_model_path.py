@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tests.support.fake_openai import FakeOpenAIServer, stream_text, stream_tool_calls, unavailable
-from ummaya.runtime.plan.base import Action, ToolCall
+from ummaya.runtime.plan.protocol import Action, ToolCall
 from ummaya.runtime.plan.fallback import FallbackPlanner
 from ummaya.runtime.plan.offline import OfflinePlanner
 from ummaya.runtime.plan.openai_compat import OpenAICompatPlanner
@@ -203,7 +203,7 @@ def test_fallback_offline_takes_over_when_the_model_server_is_down_and_says_so(e
 
 
 def test_fallback_does_not_hide_a_configuration_error():
-    from ummaya.runtime.plan.base import ProviderError
+    from ummaya.runtime.plan.protocol import ProviderError
 
     class Broken:
         name = "broken"

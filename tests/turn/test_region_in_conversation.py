@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ummaya.runtime.plan.base import Action, ToolCall
+from ummaya.runtime.plan.protocol import Action, ToolCall
 from ummaya.runtime.turn import TurnEngine, TurnRequest
 
 

@@ -7,9 +7,9 @@ import datetime as dt
 
 import pytest
 
-from ummaya.runtime.context import Session
-from ummaya.runtime.gate import MemoryConsentBook
-from ummaya.runtime.plan.base import Action, ToolCall
+from ummaya.runtime.request_context import Session
+from ummaya.runtime.permission import MemoryConsentBook
+from ummaya.runtime.plan.protocol import Action, ToolCall
 from ummaya.runtime.turn.checks import run_checks
 from ummaya.runtime.turn.context import build_context
 from ummaya.runtime.turn.dispatch import dispatch

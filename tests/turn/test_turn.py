@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from ummaya.runtime.context import RequestError
+from ummaya.runtime.request_context import RequestError
 from ummaya.runtime.events import STOP_REASONS
-from ummaya.runtime.plan.base import Action, ToolCall
+from ummaya.runtime.plan.protocol import Action, ToolCall
 from ummaya.runtime.turn import TurnEngine, TurnRequest
 
 

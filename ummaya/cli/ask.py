@@ -32,8 +32,8 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
     from ummaya.paths import generated_dir
     from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.catalog import CatalogError
-    from ummaya.runtime.context import RequestError
-    from ummaya.runtime.plan.base import ProviderError
+    from ummaya.runtime.request_context import RequestError
+    from ummaya.runtime.plan.protocol import ProviderError
     from ummaya.runtime.turn import TurnRequest
 
     if query == "-":

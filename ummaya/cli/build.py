@@ -40,7 +40,7 @@ def build(root: str | None, check_only: bool, force: bool, quiet: bool) -> None:
         fail(str(exc), 2)
     start = time.perf_counter()
     say = None if quiet else _progress(start)
-    from ummaya.codegen import build as b
+    from ummaya.codegen import builder as b
 
     if check_only:
         sys.exit(run_drift_check(project, say))
@@ -57,7 +57,7 @@ def build(root: str | None, check_only: bool, force: bool, quiet: bool) -> None:
 
 def run_drift_check(project: Path, say=None) -> int:
     """0 when generated/ and llms/ are exactly what a build would write; prints what drifted."""
-    from ummaya.codegen import build as b
+    from ummaya.codegen import builder as b
 
     plan = b.plan_build(project, progress=say)
     report_problems(plan)

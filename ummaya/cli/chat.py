@@ -30,9 +30,9 @@ def chat(mode: str, planner: str, base_url: str | None, model: str | None, profi
 
     from ummaya.paths import generated_dir
     from ummaya.runtime.assemble import build_engine
-    from ummaya.runtime.context import RequestError
+    from ummaya.runtime.request_context import RequestError
     from ummaya.runtime.catalog import CatalogError
-    from ummaya.runtime.plan.base import ProviderError
+    from ummaya.runtime.plan.protocol import ProviderError
 
     console = Console()
     try:

@@ -126,7 +126,7 @@ def check(root: str | None, against: str | None) -> None:
 
 def _print_provenance(manifests) -> None:
     """Where each adapter's fixtures came from (issue 12): recorded, documented or synthetic."""
-    from ummaya.codegen.provenance import share_text
+    from ummaya.codegen.fixture_provenance import share_text
 
     rows = [(lm.id, share_text(lm.manifest)) for lm in manifests if lm.manifest.fixtures]
     if not rows:

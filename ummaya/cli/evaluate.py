@@ -4,7 +4,7 @@
 
 Prints Recall@1, Recall@5, MRR, nDCG@10 and abstention precision/recall/F1, overall, per split and
 per kind, and how many requests are pending (they expect an adapter not in the registry yet and
-are skipped); exits 1 when a metric is below its threshold (runtime/retrieve/evaluation.py,
+are skipped); exits 1 when a metric is below its threshold (runtime/retrieve/eval_retrieval.py,
 evals/README.md).
 """
 
@@ -39,7 +39,7 @@ def retrieval(as_json: bool, split: str, eval_file: Path | None, from_registry: 
     """Score retrieval on the citizen-request eval set (or compare retrieval policies on it)."""
     from ummaya.paths import find_root
     from ummaya.runtime.retrieve import RetrievalError
-    from ummaya.runtime.retrieve.evaluation import evaluate, format_table, load_eval_set
+    from ummaya.runtime.retrieve.eval_retrieval import evaluate, format_table, load_eval_set
 
     from .search import load_retriever
 
@@ -79,7 +79,7 @@ def _compare_policies(files: tuple[Path, ...], eval_file: Path, split: str, as_j
     from ummaya.paths import generated_dir
     from ummaya.runtime.retrieve import RetrievalError
     from ummaya.runtime.retrieve.compare import compare, format_comparison
-    from ummaya.runtime.retrieve.evaluation import load_eval_set
+    from ummaya.runtime.retrieve.eval_retrieval import load_eval_set
     from ummaya.runtime.retrieve.policy import PolicyUnavailable, load_policy
 
     try:
@@ -113,7 +113,7 @@ def conversations(as_json: bool, split: str, eval_file: Path | None, failures: b
     """Pass rates on the multi-turn conversation set: overall, dev/held-out, per category."""
     from ummaya.paths import find_root, generated_dir
     from ummaya.runtime.catalog import CatalogError
-    from ummaya.runtime.dialogue.evaluation import evaluate, format_table, load_conversations
+    from ummaya.runtime.dialogue.eval_conversations import evaluate, format_table, load_conversations
 
     project = Path(root).resolve() if root else find_root()
     if eval_file is None:
@@ -205,7 +205,7 @@ def turns(planner: str, base_url: str | None, model: str | None, profile: str | 
     from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.eval_turns import evaluate, format_report, load
-    from ummaya.runtime.plan.base import ProviderError
+    from ummaya.runtime.plan.protocol import ProviderError
     from ummaya.runtime.store import open_store
 
     project = Path(root).resolve() if root else find_root()
@@ -276,7 +276,7 @@ def citizen(as_json: bool, split: str, failures: bool, eval_file: Path | None, p
     from ummaya.paths import find_root, generated_dir
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.eval_citizen import evaluate, format_report, load
-    from ummaya.runtime.plan.base import ProviderError
+    from ummaya.runtime.plan.protocol import ProviderError
 
     project = Path(root).resolve() if root else find_root()
     if eval_file is None:

@@ -26,7 +26,7 @@ from ._common import fail, root_option
 def record(adapter_id: str, args_json: str, name: str | None, root: str | None) -> None:
     """Call ADAPTER Live and keep the answer as a recorded fixture (keys removed, personal data masked)."""
     from ummaya.codegen.loader import load_registry
-    from ummaya.codegen.resolve import resolve_manifest
+    from ummaya.codegen.profile_merge import resolve_manifest
     from ummaya.paths import ProjectNotFound, require_root
     from ummaya.runtime.catalog import Catalog
     from ummaya.runtime.dispatch import Dispatcher
@@ -100,7 +100,7 @@ def _warn_undocumented(project, adapter_id: str, name: str) -> None:
     """A recording with fields the documented response lacks is news (a guide or manifest out of
     date): say so now, with the line `ummaya build` will report."""
     from ummaya.codegen.loader import load_registry
-    from ummaya.codegen.resolve import resolve_manifest
+    from ummaya.codegen.profile_merge import resolve_manifest
     from ummaya.codegen.response_fields import check_response_fields
 
     registry, _ = load_registry(project)

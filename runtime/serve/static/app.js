@@ -1,5 +1,5 @@
 // UMMAYA citizen page: streams POST /v1/answer (SSE) into the conversation. The answer's parts
-// (delta.part, runtime/answer.py Part) are laid out: each result's text in its evidence card (badge,
+// (delta.part, runtime/compose.py Part) are laid out: each result's text in its evidence card (badge,
 // service in plain words, a short labelled source link), the place a locate step resolved on one
 // line, an emergency's number, what UMMAYA cannot do and where (way out), then the Mock/Live
 // boundary and the next step under the cards. Phone numbers are tel: links, web addresses short
@@ -157,7 +157,7 @@
     plain(text.slice(at));
     return frag;
   }
-  // 20261201 → 2026-12-01; an ISO time → 2026-12-01 10:00 (what runtime/answer.py when() writes).
+  // 20261201 → 2026-12-01; an ISO time → 2026-12-01 10:00 (what runtime/compose.py when() writes).
   function when(v) {
     const s = clean(v).trim();
     if (/^\d{8}$/.test(s)) return `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6)}`;

@@ -11,7 +11,7 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from .plan.base import Evidence
+from .plan.protocol import Evidence
 
 MAX_ITEMS = 5
 MAX_STRING = 300

@@ -169,7 +169,7 @@ def answers(params: Any, session_id: str, secret: bytes, store: Any = None,
     """adapter id → consented? from a retried call's ``inputResponses``. Only the answer to the
     question this state names counts — this adapter, this session, before it expired — and only
     once: the nonce is consumed here, and a revocation has already closed every open question
-    (runtime/store/base.py). A replayed, expired, forged or revoked-meanwhile answer is ignored
+    (runtime/store/sql.py). A replayed, expired, forged or revoked-meanwhile answer is ignored
     (the form is shown again)."""
     responses = getattr(params, "input_responses", None) or {}
     parsed = _parse(getattr(params, "request_state", None) or "", secret, owner)

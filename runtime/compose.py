@@ -18,7 +18,7 @@ from ummaya.model.manifest import Manifest
 from ummaya.model.templates import has_content as _has_content
 from ummaya.model.templates import render as render_template
 
-from .plan.base import Evidence
+from .plan.protocol import Evidence
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ import mcp_types as types
 
 from ummaya.model.manifest import Manifest
 
-from .. import answer as ans
+from .. import compose as ans
 from ..events import STOP_REASONS
-from ..plan.base import Evidence
+from ..plan.protocol import Evidence
 
 ASK_TOOL = "ask"
 TIER_LABEL = {"live": "Live", "mock": "Mock", "handoff": "Handoff"}

@@ -72,7 +72,7 @@ def _extensions_digest() -> str:
     lists them, so registering one changes the output — editing a function's body does not."""
     import json
 
-    from .extensions import registries
+    from .extension_check import registries
 
     regs = {kind: {name: reg.meta(name) for name in reg} for kind, reg in registries().items()}
     return sha256(json.dumps(regs, sort_keys=True, default=list).encode())
@@ -167,7 +167,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     from .emit_llms import emit_llms
     from .emit_lock import emit_lock
     from .link import link
-    from .resolve import resolve_manifest
+    from .profile_merge import resolve_manifest
     from .understand import emit_understanding
 
     say(f"link: {len(registry.manifests)} adapters")

@@ -83,7 +83,7 @@ from .fixtures import (
     step_fixture_name,
 )
 from .outcome import CallOutcome, TierName, error_outcome, handoff_outcome, ms
-from .project import build_output, records_from
+from .output import build_output, records_from
 from .request import (
     BuiltRequest,
     apply_auth,

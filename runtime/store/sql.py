@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .migrations import CONSENT_CHAIN_LOCK_KEY, MIGRATION_LOCK_KEY, MIGRATIONS
-from .models import (
+from .records import (
     GENESIS_HASH,
     TERMINAL_STATES,
     TRACE_STATES,

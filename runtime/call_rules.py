@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ummaya.model.manifest import Manifest
 
-from .plan.base import ToolCall
+from .plan.protocol import ToolCall
 from .schemas import errors as schema_errors
 
 
