@@ -543,7 +543,7 @@ def _plain_tree(root: Path) -> bool:
         target = root / top
         if target.is_symlink() or (os.path.lexists(target) and not target.is_dir()):
             return False
-        for folder, dirs, files in os.walk(target):
+        for folder, dirs, _files in os.walk(target):
             for name in dirs:
                 if os.path.islink(os.path.join(folder, name)):
                     return False
