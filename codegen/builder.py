@@ -56,15 +56,60 @@ class BuildResult:
     release_id: str
 
 
-def generator_hash() -> str:
+def generator_hash(folder: Path | None = None) -> str:
     """Everything besides the registry that decides the bytes: this package's code and the
-    versions of the libraries that render output."""
+    versions of the libraries that render output.
+
+    Memoised by the stat of every source file it reads or imports (codegen/, model/ and runtime/,
+    whose extension registries the published schema lists) and the library versions, in this
+    process and in ``folder`` (the emit cache; git's racy-timestamp rule as in FileHashes): the
+    no-op check then neither re-reads the sources nor imports the runtime's extension modules.
+    """
+    import json
+
     here = Path(__file__).parent
     # model/ holds the retrieval analyzer emit_index analyses text with, so it decides bytes too.
     sources = sorted(here.glob("*.py")) + sorted((here.parent / "model").glob("*.py"))
-    h = sha256(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in sources))
     versions = ",".join(f"{d}={_version(d)}" for d in ("datamodel-code-generator", "jinja2", "pydantic", "kiwipiepy"))
-    return sha256(f"{h}|{versions}|{_extensions_digest()}".encode())
+    stats = []
+    for p in [*sources, *_runtime_sources(here.parent / "runtime")]:
+        st = os.stat(p)
+        stats.append((str(p), st.st_size, st.st_mtime_ns))
+    key = sha256(json.dumps([versions, stats]).encode())
+    newest = max((m for *_, m in stats), default=0)
+    if _GENERATOR_MEMO.get("key") == key and newest < _GENERATOR_MEMO["at"] - _RACY_NS:
+        return _GENERATOR_MEMO["value"]
+    memo = Path(folder) / "stat" / "generator.json" if folder is not None else None
+    if memo is not None:
+        try:
+            saved = json.loads(memo.read_bytes())
+            if saved["key"] == key and newest < saved["at"] - _RACY_NS:
+                _GENERATOR_MEMO.update(key=key, value=saved["value"], at=saved["at"])
+                return saved["value"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    h = sha256(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in sources))
+    value = sha256(f"{h}|{versions}|{_extensions_digest()}".encode())
+    at = time.time_ns()
+    _GENERATOR_MEMO.update(key=key, value=value, at=at)
+    if memo is not None:
+        from ummaya.model.containment import write_atomic
+
+        write_atomic(memo, json.dumps({"key": key, "value": value, "at": at}).encode())
+    return value
+
+
+_GENERATOR_MEMO: dict = {}
+_RACY_NS = 100_000_000  # emit_cache.FileHashes.RACY_NS
+
+
+def _runtime_sources(runtime: Path) -> list[str]:
+    """The runtime's Python files (the extension registries are read from them); os.walk, sorted."""
+    out = []
+    for folder, dirs, files in os.walk(runtime):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        out += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
+    return out
 
 
 def _extensions_digest() -> str:
@@ -93,7 +138,7 @@ def _output_path(path: str) -> bool:
             and not any(p in ("", ".", "..") for p in parts))
 
 
-def is_up_to_date(root: Path, hashes=None) -> str | None:
+def is_up_to_date(root: Path, hashes=None, folder: Path | None = None) -> str | None:
     """The release id when a rebuild would write exactly what is there, else None. The lock and
     the outputs it names come from the checkout (a pull request): only regular files inside
     generated/ and llms/ are read, so a symlink to /dev/zero cannot hang ``check``."""
@@ -106,7 +151,7 @@ def is_up_to_date(root: Path, hashes=None) -> str | None:
     except (OSError, ValueError, UnsafeFile):
         return None
     try:
-        if lock.get("generator") != generator_hash() or lock.get("inputs") != hash_inputs(root, hashes):
+        if lock.get("generator") != generator_hash(folder) or lock.get("inputs") != hash_inputs(root, hashes):
             return None
         for path, digest in lock.get("outputs", {}).items():
             full = os.path.join(root, path)
@@ -171,7 +216,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     from .understand import emit_understanding
 
     say(f"link: {len(registry.manifests)} adapters")
-    linked = link(registry, parse=parse, cache=cache)
+    linked = link(registry, parse=parse, cache=cache, inputs=inputs)
     guidance, guidance_problems = load_guidance(root)
     guidance_problems += check_limits(registry.manifests, guidance)
     services = service_words(manifests, guidance)  # once, for the check and the emitter
@@ -206,7 +251,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     index_job, models_job = jobs
     out.update(models_job.result())
     out.update(index_job.result())
-    out.update(emit_lock(inputs, sources, generator_hash(), out))
+    out.update(emit_lock(inputs, sources, generator_hash(cache.folder), out))
     plan.outputs = dict(sorted(out.items()))
 
 
@@ -218,7 +263,7 @@ def _catalog(registry, resolved, inputs: dict[str, str], release: str, cache) ->
 
     profiles = sha256("".join(f"{p}\0{h}\n" for p, h in sorted(inputs.items())
                               if p.startswith(f"registry/{_PROFILES}/")).encode())
-    head = f"{generator_hash()}|catalog|{profiles}|"
+    head = f"{generator_hash(cache.folder)}|catalog|{profiles}|"
     parts = []
     for lm, r in zip(registry.manifests, resolved, strict=True):
         own = inputs.get(lm.source.rel)
@@ -354,7 +399,7 @@ class _IndexJob:
         from .emit_index import doc_key, doc_texts, document, domain_glosses
         from .understand import adapter_noun_texts, keep_noun_texts, vocab_noun_texts
 
-        gen = generator_hash()
+        gen = generator_hash(self._cache.folder)
         glosses = domain_glosses(understanding)
         self._parts: list[tuple[str, bytes, list[str]]] = []
         self._missing: list[tuple[str, str, dict, list[str]]] = []
@@ -686,7 +731,7 @@ def build(root: Path, *, progress: Progress | None = None, cache=None, force: bo
     root = Path(root).resolve()
     cache = cache if cache is not None else Cache()
     if not force:
-        rid = is_up_to_date(root, FileHashes(root, cache.folder))
+        rid = is_up_to_date(root, FileHashes(root, cache.folder), cache.folder)
         if rid:
             return BuildResult(None, True, time.perf_counter() - started, rid)
     plan = plan_build(root, progress=progress, cache=cache, parse=parse)

@@ -25,13 +25,13 @@ except ImportError:  # optional speed-up; jsonschema alone gives the same answer
     jsonschema_rs = None
 
 from .extension_check import check_extensions, registries
-from .loader import LoadedManifest, Problem, Registry, manifest_paths
+from .loader import FIXTURES_DIR, LoadedManifest, Problem, Registry, manifest_paths
 from .fixture_provenance import check_provenance
 from .profile_merge import UnknownProfile, resolve_manifest
 from .response_fields import check_response_fields
 from .schema_keywords import check_schema_keywords
 from ummaya.model.templates import check_templates
-from .url_checks import registry_url_problems
+from .url_checks import credential_problems, profile_problems, url_problems
 
 # Which slot types are derived (filled only by an earlier call, the session or a code table, never
 # read from the request as such) is the slot table's to say: registry/_slots/*.yaml, `derived`.
@@ -368,9 +368,82 @@ def _cached_check(lm: LoadedManifest, resolved, parse, cache, checker: str | Non
     return problems, parsed
 
 
-def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: bool = True, cache=None) -> LinkResult:
+def _own_checks(lm: LoadedManifest, resolved, regs, table, profiles, allow) -> list[Problem]:
+    """The checks that read one adapter alone (its manifest, its resolved profile, the slot table,
+    the runtime's registries): cached with its fixture verdicts."""
+    out = check_plain_http(lm, resolved) if resolved is not None else []
+    out += check_extensions(lm, regs, table)
+    out += check_declared_inputs(lm)
+    out += check_schema_keywords(lm)
+    out += url_problems(lm.source, allow)
+    out += credential_problems(lm, profiles)
+    return out
+
+
+def _shared_key(checker: str, inputs: dict[str, str], regs, allow) -> str:
+    """What every adapter's link checks read besides the adapter's own files: the checker (parser
+    and validators), the generator (this package, model/, the extension registries), every shared
+    registry file (profiles, slot types, vocabularies: registry/_*/), the allowed hosts, the
+    resolver expressions and the coordinate-system library."""
+    from importlib import metadata
+
+    from ummaya.codegen.builder import generator_hash
+    from ummaya.runtime.dispatch.resolvers import resolver_expressions
+
+    try:
+        pyproj = metadata.version("pyproj")
+    except metadata.PackageNotFoundError:
+        pyproj = "-"
+    h = hashlib.sha256(f"{checker}|{generator_hash()}|{sorted(allow)}|{list(resolver_expressions())}|pyproj={pyproj}".encode())
+    h.update(json.dumps({kind: sorted(reg) for kind, reg in regs.items()}, sort_keys=True).encode())
+    for rel, digest in sorted(inputs.items()):
+        parts = rel.split("/")
+        if len(parts) > 2 and parts[1].startswith("_"):
+            h.update(f"{rel}\0{digest}\n".encode())
+    return h.hexdigest()
+
+
+def _adapter_key(shared: str, lm: LoadedManifest, inputs: dict[str, str], resolved) -> str | None:
+    """One adapter's link-check key from the input hashes the build already has: its manifest file
+    (bytes: line numbers too), whether it resolved, and each fixture body's hash. None when the
+    manifest is not among the inputs (then the checks run uncached)."""
+    own = inputs.get(lm.source.rel)
+    if own is None or own == "unreadable":
+        return None
+    h = hashlib.sha256(f"{shared}|{lm.source.rel}|{own}|{resolved is not None}".encode())
+    base = f"{lm.source.rel.rsplit('/', 1)[0]}/{FIXTURES_DIR}/{lm.id}/"
+    for fx in lm.manifest.fixtures:
+        if fx.response is not None:
+            digest = inputs.get(base + fx.response)
+            if digest is None or digest == "unreadable":
+                if (lm.fixtures_dir / fx.response).exists():
+                    return None  # a name the input walk did not list (a path with '..' …): uncached
+                digest = "missing"
+            h.update(f"{fx.response}\0{digest}\n".encode())
+    return h.hexdigest()
+
+
+def _cached_adapter(lm, resolved, parse, cache, key, own) -> tuple[list[Problem], list[str]]:
+    """Own checks + fixture checks under ``key`` (``own``: computes the own checks)."""
+    if cache is not None and key is not None:
+        hit = cache.get("linkadapter", key)
+        if hit is not None:
+            data = json.loads(hit["result.json"])
+            return [Problem(*p) for p in data["problems"]], data["parsed"]
+    problems, parsed = _adapter_checks(lm, resolved, parse)
+    problems = own() + problems
+    if cache is not None and key is not None:
+        payload = {"problems": [[p.path, p.line, p.message] for p in problems], "parsed": parsed}
+        cache.put("linkadapter", key, {"result.json": json.dumps(payload).encode()})
+    return problems, parsed
+
+
+def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: bool = True, cache=None,
+         inputs: dict[str, str] | None = None) -> LinkResult:
     """Every cross-manifest and fixture problem. With ``cache`` (codegen.emit_cache.Cache), an
-    adapter whose files, profile and checker code are unchanged reuses its fixture verdicts."""
+    adapter whose files, profile and checker code are unchanged reuses its fixture verdicts; with
+    ``inputs`` too (the build's ``{path: sha256}`` of registry/), its own checks as well, keyed by
+    those hashes (:func:`_adapter_key`)."""
     result = LinkResult()
     if use_parser and parse is None:
         parse, why = load_parser()
@@ -378,6 +451,10 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
             result.notes.append(f"fixtures not parsed through the adapters' parsers: {why} (check skipped)")
     checker = _checker_hash(parse) if cache is not None else None
     regs = registries()
+    from ummaya.model.hosts import allowed_hosts
+
+    allow = allowed_hosts()
+    shared = _shared_key(checker, inputs, regs, allow) if cache is not None and inputs is not None else None
     understanding = registry.understanding
     table = understanding.table() if understanding is not None else None
     if understanding is not None:
@@ -420,7 +497,6 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
                 resolved = None
         if resolved is not None:
             result.resolved[lm.id] = resolved
-            result.problems += check_plain_http(lm, resolved)
         for i, slot in enumerate(m.requires):
             declared_slot = table.get(slot) if table is not None else None
             if not unloaded and slot not in provided and declared_slot is not None and declared_slot.derived:
@@ -428,15 +504,24 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
         for i, neg in enumerate(m.negative_examples):
             if neg.belongs_to is not None and neg.belongs_to not in declared:
                 result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
-        # Names of registered extension functions (x-slot, derived_params, transform, postprocess).
-        result.problems += check_extensions(lm, regs, table)
-        result.problems += check_declared_inputs(lm)
-        result.problems += check_schema_keywords(lm)
-        problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
+        # Names of registered extension functions (x-slot, derived_params, transform, postprocess),
+        # declared inputs, schema keywords, URLs and credentials: one adapter's own checks.
+        def own(lm=lm, resolved=resolved):
+            return _own_checks(lm, resolved, regs, table, registry.profiles, allow)
+
+        if shared is not None:
+            problems, parsed = _cached_adapter(lm, resolved, parse, cache, _adapter_key(shared, lm, inputs, resolved), own)
+        else:
+            problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
+            problems = own() + problems
         result.problems += problems
         if parse is not None:
             result.parsed[lm.id] = parsed
-    # Where requests and keys may go: public https hosts, credentials bound to profiles (issue 19).
-    result.problems += registry_url_problems(registry)
+    # Where requests and keys may go: public https hosts, credentials bound to profiles (issue 19);
+    # each manifest's part is among its own checks above.
+    for pid, prof in registry.profiles.items():
+        src = registry.profile_sources.get(pid)
+        if src is not None:
+            result.problems += profile_problems(prof, src, allow)
     result.problems.sort()
     return result

@@ -112,3 +112,52 @@ def test_spliced_list_matches_encoding_the_whole(items, indent):
     head = {"format": 1, "release_id": "r", "zzz": [1]}
     whole = json.dumps({**head, "adapters": items}, ensure_ascii=False, sort_keys=True, indent=indent)
     assert splice_list(head, "adapters", [item_json(i, indent) for i in items], indent) == whole
+
+
+def _problems(result):
+    return sorted(str(p) for p in result.plan.problems)
+
+
+@pytest.mark.parametrize("change", ["fixture body", "manifest url", "slot table"])
+def test_a_changed_input_invalidates_the_cached_link_checks(built, tmp_path, change):
+    """Link's per-adapter verdicts (own checks and fixture checks) are cached by input hashes:
+    changing a fixture body, the manifest or shared registry data (the slot table) must give the
+    problems a cold build gives."""
+    cache = Cache(tmp_path / "cache")
+    assert b.build(built, cache=cache, force=True).plan.ok
+    if change == "fixture body":
+        # A recorded fixture (parsed through the adapter's parser) whose body no longer matches.
+        body = built / "registry/kakao/fixtures/kakao_keyword_search/busan_city_hall_single.json"
+        body.write_text('{"documents": [], "meta": {"total_count": 0, "pageable_count": 0, "is_end": true}}', encoding="utf-8")
+    elif change == "manifest url":
+        edit(built / KAKAO, "url: https://developers.kakao.com/docs/latest/ko/local/dev-guide#search-by-keyword",
+             "url: https://10.0.0.1/docs")
+    else:
+        # The slot type the adapters' x-slot names is renamed: their own check_extensions now fails.
+        edit(built / "registry/_slots/slots.yaml", "  - name: place\n", "  - name: place_renamed\n")
+    cached = b.build(built, cache=cache, force=True)
+    cold = b.build(_registry_only(built, tmp_path / "cold"), cache=Cache(tmp_path / "cold-cache"), force=True)
+    assert _problems(cached), "the edit should be refused"
+    assert _problems(cached) == _problems(cold)
+    if change == "slot table":
+        assert any(p.startswith(KAKAO) and "undeclared slot type 'place'" in p for p in _problems(cached))
+    if change == "fixture body":
+        assert any(p.startswith(KAKAO) and "busan_city_hall_single" in p for p in _problems(cached))
+
+
+def test_the_generator_hash_memo_is_dropped_when_what_it_reads_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(b, "_GENERATOR_MEMO", {})
+    fresh = b.generator_hash()
+    monkeypatch.setattr(b, "_GENERATOR_MEMO", {})
+    assert b.generator_hash(tmp_path) == fresh  # computed, then saved
+    memo = tmp_path / "stat" / "generator.json"
+    saved = json.loads(memo.read_bytes())
+    saved["value"] = "stale"
+    saved["at"] = saved["at"] + 10**9  # trusted: clearly newer than every source
+    memo.write_text(json.dumps(saved))
+    monkeypatch.setattr(b, "_GENERATOR_MEMO", {})
+    assert b.generator_hash(tmp_path) == "stale"  # the memo is what answers
+    # A library version the bytes depend on changes: the memo no longer matches.
+    monkeypatch.setattr(b, "_GENERATOR_MEMO", {})
+    monkeypatch.setattr(b, "_version", lambda dist: "99.0")
+    assert b.generator_hash(tmp_path) not in ("stale", fresh)
