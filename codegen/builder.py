@@ -247,7 +247,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     out.update(emit_guidance(manifests, guidance, services))
     say("emit: clients, llms")
     out.update(emit_clients(sources))
-    out.update(emit_llms(manifests, table))
+    out.update(emit_llms(manifests, table, _cached_pages(registry, inputs, cache)))
     index_job, models_job = jobs
     out.update(models_job.result())
     out.update(index_job.result())
@@ -277,6 +277,28 @@ def _catalog(registry, resolved, inputs: dict[str, str], release: str, cache) ->
                 cache.put("catalogpart", key, {"part": part})
         parts.append((lm.id, part))
     return assemble_catalog(parts, release)
+
+
+def _cached_pages(registry, inputs: dict[str, str], cache):
+    """emit_llms.render_page cached per adapter: a page is rendered from its manifest alone, so its
+    key is the generator and the manifest file's hash (an edit renders one page, not 1,000)."""
+    from .emit_llms import render_page
+
+    head = f"{generator_hash(cache.folder)}|llms page|"
+    keys = {id(lm.manifest): sha256(f"{head}{lm.source.rel}|{inputs[lm.source.rel]}".encode())
+            for lm in registry.manifests if inputs.get(lm.source.rel) not in (None, "unreadable")}
+
+    def page(m) -> bytes:
+        key = keys.get(id(m))
+        hit = cache.get("llmspage", key) if key else None
+        if hit is not None and "page.md" in hit:
+            return hit["page.md"]
+        data = render_page(m)
+        if key:
+            cache.put("llmspage", key, {"page.md": data})
+        return data
+
+    return page
 
 
 _PROFILES = "_profiles"  # codegen.loader.PROFILES_DIR (not imported: the no-op path skips loader)

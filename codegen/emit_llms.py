@@ -216,9 +216,12 @@ def render_slots(table) -> bytes:
     return _tidy(SLOTS.render(slots=sorted(table.slots.items()))).encode("utf-8")
 
 
-def emit_llms(manifests: list[Manifest], table=None) -> dict[str, bytes]:
+def emit_llms(manifests: list[Manifest], table=None, page=None) -> dict[str, bytes]:
+    """``page``: renders one adapter's page (default :func:`render_page`; the build passes one that
+    caches it per manifest file)."""
     ordered = sorted(manifests, key=lambda m: m.id)
-    pages = {m.id: render_page(m) for m in ordered}
+    page = page or render_page
+    pages = {m.id: page(m) for m in ordered}
     index = render_index(ordered)
     slots = render_slots(table) if table is not None else b""
     full = index + "".join("\n---\n\n" + pages[i].decode("utf-8") for i in pages)

@@ -49,6 +49,11 @@ def test_editing_one_manifest_then_rebuilding_equals_a_clean_build(project, tmp_
     incremental = outputs(project)
     assert incremental["generated/catalog.json"] != before["generated/catalog.json"]
     assert "새로 고친 검색어 하나" in incremental["generated/index/documents.json"].decode("utf-8")
+    # The per-adapter llms page cache must not serve the old page of the edited adapters.
+    kakao_page = f"llms/adapters/{os.path.splitext(os.path.basename(KAKAO))[0]}.md"
+    nmc_page = f"llms/adapters/{os.path.splitext(os.path.basename(NMC))[0]}.md"
+    assert "새로 고친 검색어 하나" in incremental[kakao_page].decode("utf-8") and incremental[kakao_page] != before[kakao_page]
+    assert "고친 요약." in incremental[nmc_page].decode("utf-8")
     assert incremental == _clean_build(project, tmp_path, "clean")
     # Only changed files are written: the schema's bytes did not change, so neither did the file.
     assert untouched.stat().st_mtime_ns == untouched_mtime
