@@ -153,9 +153,10 @@ def is_up_to_date(root: Path, hashes=None, folder: Path | None = None) -> str | 
     try:
         if lock.get("generator") != generator_hash(folder) or lock.get("inputs") != hash_inputs(root, hashes):
             return None
+        tops = {top: os.path.realpath(os.path.join(root, top)) for top in OUTPUT_DIRS}  # once, not per file
         for path, digest in lock.get("outputs", {}).items():
             full = os.path.join(root, path)
-            if not _output_path(path) or unreadable(full, os.path.realpath(os.path.join(root, path.split("/")[0])), 1 << 30):
+            if not _output_path(path) or unreadable(full, tops[path.split("/")[0]], 1 << 30):
                 return None
             if hashes.hash(full) != digest:
                 return None
