@@ -16,6 +16,13 @@ def registries() -> dict[str, Any]:
     return discover()
 
 
+def resolver_names() -> list[str]:
+    """The registered resolver expressions (what check_extensions accepts in derived_params)."""
+    from ummaya.runtime.dispatch.resolvers import resolver_expressions
+
+    return list(resolver_expressions())
+
+
 def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None, slots: Any = None) -> list[Problem]:
     """Every name the manifest uses is declared: x-slot types (input and output fields, requires,
     provides) in the registry's slot table (registry/_slots/), resolvers, transforms and

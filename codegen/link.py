@@ -388,13 +388,14 @@ def _shared_key(checker: str, inputs: dict[str, str], regs, allow) -> str:
     from importlib import metadata
 
     from ummaya.codegen.builder import generator_hash
-    from ummaya.runtime.dispatch.resolvers import resolver_expressions
+
+    from .extension_check import resolver_names
 
     try:
         pyproj = metadata.version("pyproj")
     except metadata.PackageNotFoundError:
         pyproj = "-"
-    h = hashlib.sha256(f"{checker}|{generator_hash()}|{sorted(allow)}|{list(resolver_expressions())}|pyproj={pyproj}".encode())
+    h = hashlib.sha256(f"{checker}|{generator_hash()}|{sorted(allow)}|{resolver_names()}|pyproj={pyproj}".encode())
     h.update(json.dumps({kind: sorted(reg) for kind, reg in regs.items()}, sort_keys=True).encode())
     for rel, digest in sorted(inputs.items()):
         parts = rel.split("/")
