@@ -271,6 +271,7 @@ class Retriever:
         self.context_boost = context_boost
         self.abstain_coverage = abstain_coverage
         self.abstain_text = abstain_text
+        self._existence: tuple[frozenset[str], frozenset[str]] | None = None
         # Switches for the ablation (bench/analyzers.py); the defaults are the tuned behaviour.
         self.no_evidence = COVERAGE_NEUTRAL if deixis_is_evidence else NO_EVIDENCE | calendar_deixis()
         self.place_lookup = place_lookup
@@ -384,13 +385,38 @@ class Retriever:
             out.update(f"m:{t}" for t in self.segment(w))
 
         out: set[str] = set()
-        for m in _HANGUL_RUN.finditer(query):
-            w = m.group(0)
+        runs = [m.group(0) for m in _HANGUL_RUN.finditer(query)]
+        existence, people = self._existence_words()
+        for k, w in enumerate(runs):
             stem = strip_particle(w, known=places)  # 「둔산동에서」 names 둔산동
             for name in {w, stem}:
                 if name in places and any(name.endswith(x) and len(name) > len(x) + 1 for x in suffixes):
                     argument(w)
+            if w in existence:
+                # Being somewhere (「광장시장에 계신데요」, function_words.existence): the word before
+                # is where, an argument whatever it names, and the verb itself says nothing of the
+                # topic either.
+                argument(w)
+                if k > 0:
+                    argument(runs[k - 1])
+                # ... and who is there (「어머니가 지금 광장시장에 계신데요」) is its subject, not a
+                # topic: the person words of the same clause before it.
+                for before in reversed(runs[max(0, k - 4): max(0, k - 1)]):
+                    if strip_particle(before) in people:
+                        argument(before)
         return frozenset(out)
+
+    def _existence_words(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The function-word vocabulary's verbs of being somewhere and its people words
+        (registry/_vocab/function_words.yaml)."""
+        if self._existence is None:
+            from ummaya.runtime.understand import vocab
+
+            try:
+                self._existence = (vocab.fw("existence"), vocab.fw("people"))
+            except Exception:  # a registry without the vocabulary reads no such verb
+                self._existence = (frozenset(), frozenset())
+        return self._existence
 
     def cue_terms(self, query: str) -> frozenset[str]:
         """Terms of the request's action cues: ``ACTION_PRIMITIVES``' patterns in INTENT_CUES, and
