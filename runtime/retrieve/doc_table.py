@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-TABLE_FORMAT = 3
+TABLE_FORMAT = 4
 
 
 @dataclass
@@ -33,6 +33,8 @@ class DocTable:
     agency_ko: list[str]
     agency_en: list[str]
     place_slot: np.ndarray  # bool: a locate adapter whose required inputs take a free-text place
+    # bool: a find/check adapter whose required inputs take a search word (a name: 약국 이름으로 찾기)
+    name_slot: np.ndarray
     # distinct requires / provides sets -> the documents that declare exactly that set
     requires: dict[frozenset[str], np.ndarray]
     provides: dict[frozenset[str], np.ndarray]
@@ -60,6 +62,7 @@ class DocTable:
             agency_ko=list(c["agency_ko"]),
             agency_en=list(c["agency_en"]),
             place_slot=np.array(c["place_slot"], dtype=bool),
+            name_slot=np.array(c["name_slot"], dtype=bool),
             requires=_groups(c["requires"]),
             provides=_groups(c["provides"]),
             service_words=[list(w) for w in c.get("service_words") or [[] for _ in c["id"]]],
@@ -93,6 +96,7 @@ def _columns(docs: list[dict[str, Any]]) -> dict[str, Any]:
         "agency_ko": [d["agency"]["name_ko"] for d in docs],
         "agency_en": [d["agency"]["name_en"] for d in docs],
         "place_slot": [d["primitive"] == "locate" and "place" in (d.get("input_slots") or ()) for d in docs],
+        "name_slot": [d["primitive"] in ("find", "check") and "keyword" in (d.get("input_slots") or ()) for d in docs],
         "requires": [sorted(d.get("requires") or ()) for d in docs],
         "provides": [sorted(d.get("provides") or ()) for d in docs],
         "service_words": [list(d.get("service_words") or ()) for d in docs],

@@ -272,6 +272,7 @@ class Retriever:
         self.abstain_coverage = abstain_coverage
         self.abstain_text = abstain_text
         self._existence: tuple[frozenset[str], frozenset[str]] | None = None
+        self._facility_kinds: tuple[str, ...] | None = None
         # Switches for the ablation (bench/analyzers.py); the defaults are the tuned behaviour.
         self.no_evidence = COVERAGE_NEUTRAL if deixis_is_evidence else NO_EVIDENCE | calendar_deixis()
         self.place_lookup = place_lookup
@@ -405,6 +406,60 @@ class Retriever:
                     if strip_particle(before) in people:
                         argument(before)
         return frozenset(out)
+
+    def named_facility(self, query: str) -> tuple[frozenset[str], str] | None:
+        """A facility the request names by its own name, glued to the kind's suffix
+        (registry/_vocab/facility_names.yaml: 행복약국, 새봄약국): the terms of the name's head and
+        the suffix. The head is a name when no adapter about that kind (its text holds the suffix)
+        knows it, other than those that search by name: 심야 of 심야약국 is what the nearby-pharmacy
+        adapters say of themselves, a kind of pharmacy, not a name."""
+        if self._facility_kinds is None:
+            from ummaya.runtime.understand import vocab
+
+            try:
+                classes = vocab.load("facility_names").get("words") or {}
+            except Exception:  # a registry without the vocabulary names no facility
+                classes = {}
+            self._facility_kinds = tuple(k[: -len("_suffixes")] for k in classes if k.endswith("_suffixes"))
+        if not self._facility_kinds:
+            return None
+        from ummaya.runtime.understand import vocab
+        from ummaya.runtime.understand.facilities import facility_in
+
+        for kind in self._facility_kinds:
+            name = (facility_in(query, kind) or "").split(" ")[-1]  # 「종로 행복약국」: the glued name
+            if name not in query:
+                continue  # a short form read out (전입신고 → 전입신고등학교) is no name the citizen wrote
+            suffix = max((x for x in vocab.words("facility_names", f"{kind}_suffixes") if name.endswith(x)),
+                         key=len, default="")
+            head = name[: len(name) - len(suffix)]
+            if not suffix or len(head) < 2 or not all("가" <= ch <= "힣" for ch in head):
+                continue
+            keys = {f"g:{t}" for t in grams(head)} | {f"m:{t}" for t in self.segment(head)}
+            kind_docs = self.compiled.postings(f"m:{suffix}") or self.compiled.postings(f"g:{suffix[:2]}")
+            about = {int(j) for j in kind_docs[0]} if kind_docs is not None else set()
+            known = [k for k in keys if self.compiled.postings(k) is not None and not self._is_generic(k)]
+            if any(int(j) in about and not self.table.name_slot[int(j)]
+                   for k in known for j in self.compiled.postings(k)[0]):
+                continue  # an adapter about that kind says the head of itself (심야 약국)
+            return frozenset(keys | {f"g:{t}" for t in grams(head[-1] + suffix[0])}), suffix
+        return None
+
+    def prefer_name_search(self, final: np.ndarray, order: list[int],
+                           suffix: str) -> tuple[np.ndarray, list[int], set[int]]:
+        """A request naming one facility (행복약국) asks for that facility: the ranked adapters that
+        search such facilities by name (a required search word, the suffix in their title) go
+        first, unless a by-name search leads already. Only among the ranked: a name never brings in an adapter retrieval did not find."""
+        hit = [i for i in order if final[i] > 0 and self.table.name_slot[i] and suffix in self.table.titles[i]]
+        if not hit:
+            return final, order, set()
+        if self.table.name_slot[order[0]]:
+            return final, order, set(hit)  # a by-name search leads already: its own words decide
+        final = final.copy()
+        top = float(final[order[0]])
+        for i in hit:
+            final[i] = top * (1.0 + self.intent_boost) + final[i]
+        return final, sorted(order, key=lambda i: (-final[i], i)), set(hit)
 
     def _existence_words(self) -> tuple[frozenset[str], frozenset[str]]:
         """The function-word vocabulary's verbs of being somewhere and its people words
@@ -611,6 +666,9 @@ class Retriever:
         if top_k <= 0 or not query.strip():
             return []
         arguments = self.argument_terms(query) | self.cue_terms(query)
+        named = self.named_facility(query)
+        if named is not None:
+            arguments |= named[0]
         m = self.match(*self.analyse(query), arguments)
         text, cov = m.scores, m.coverage
         final = text * self.signals(query, frozenset(context_slots))
@@ -621,6 +679,9 @@ class Retriever:
         # One partial sort serves the refutation and the answer (a refuted candidate's place is
         # taken by the next one, so a few more than top_k are kept).
         order = self._top(final, top_k + self.refute_top)
+        by_name: set[int] = set()
+        if named is not None:
+            final, order, by_name = self.prefer_name_search(final, order, named[1])
         if self.refute_top:
             final = self.refute(query, final, order[: self.refute_top])
             final = self.redirect(query, final, order[: self.refute_top], order)
@@ -634,6 +695,9 @@ class Retriever:
             self._coverage(best, cov, m, place_cue), float(m.evidence[best]),
             None if follow_up else (lambda: self.word_evidence(query, best, arguments)),
         )
+        # A facility named by its own name (행복약국) is what an adapter that searches that kind by
+        # name is for, however few other words the request has.
+        fits = fits or (best in by_name and final[best] > 0)
         if (fits and self.named_service and not follow_up and float(cov[best]) < self.named_service
                 and not self.names_service(query, best)):
             fits = False
