@@ -196,7 +196,8 @@ def prefer_proximity(ranked: list[dict[str, Any]], catalog: Catalog, request: st
     """「부산역 근처 응급실」 asks what is near a point: a region-wide list (beds per city) that
     scores a little higher only because the place's name starts with a city's does not answer
     it. Typed coordinates name a point as well as a place does (「24시간 하는 응급실 위도 36.01 경도
-    129.34」 is no question about one hospital's details). A clear lead (「부산역 근처 응급실 자리
+    129.34」 is no question about one hospital's details). A named place anchors only a request
+    that asks what is near or where (:func:`_asks_near`). A clear lead (「부산역 근처 응급실 자리
     있어?」) is left alone."""
     if len(ranked) < 2:
         return ranked
@@ -212,10 +213,19 @@ def prefer_proximity(ranked: list[dict[str, Any]], catalog: Catalog, request: st
         if m is None or m.primitive != "find" or "coordinates" not in m.requires:
             continue
         if float(c.get("score") or 0.0) >= PROXIMITY_TIE * best and (
-                coordinates_in(request) is not None or find_place(request, language)):
+                coordinates_in(request) is not None or (_asks_near(request) and find_place(request, language))):
             return [ranked[i], *ranked[:i], *ranked[i + 1:]]
         break
     return ranked
+
+
+def _asks_near(request: str) -> bool:
+    """The request asks what is near or where (the retriever's location cues: 근처, 가까운, near …):
+    a place named only as the top candidate's own argument (「bus arrivals at 공업탑 stop」) is no
+    point to search around."""
+    from ..retrieve.retriever import INTENT_CUES
+
+    return any("locate" in prims and pattern.search(request) for pattern, prims in INTENT_CUES)
 
 
 def widen(catalog: Catalog, cands: list[Manifest], limit: int) -> list[Manifest]:

@@ -133,6 +133,13 @@ def test_typed_coordinates_are_a_point_too(talk: Talk) -> None:
     assert calls(Talk(talk.engine, "typed")("24시간 하는 응급실 위도 36.019 경도 129.3435")) == ["nmc_emergency_rooms"]
 
 
+def test_a_place_named_as_the_argument_is_no_point_to_search_around(talk: Talk) -> None:
+    # 「at 공업탑 stop」 names the stop the arrivals take; nothing asks what is near it, so the
+    # stops-nearby search (within the proximity tie) does not take the lead.
+    first = calls(Talk(talk.engine, "stop")("bus arrivals at 공업탑 stop in Ulsan, just two"))
+    assert first[:1] == ["tago_bus_arrivals"], first
+
+
 def test_what_the_citizen_turns_away_from_is_no_topic(talk: Talk) -> None:
     talk("부산역 근처 응급실")
     assert calls(talk("응급실 말고 약국")) == ["nmc_pharmacies"]
