@@ -379,7 +379,7 @@ class Retriever:
             suffixes = tuple(sorted(vocab.words("place_words", "admin_suffixes"), key=len, reverse=True))
             self._districts = (known_places(), suffixes)
         places, suffixes = self._districts
-        from ummaya.runtime.understand.grammar import strip_particle
+        from ummaya.runtime.understand.grammar import LOCATIVE, split_particle, strip_particle
 
         def argument(w: str) -> None:
             out.update(f"g:{t}" for t in grams(w))
@@ -393,13 +393,13 @@ class Retriever:
             for name in {w, stem}:
                 if name in places and any(name.endswith(x) and len(name) > len(x) + 1 for x in suffixes):
                     argument(w)
-            if w in existence:
-                # Being somewhere (「광장시장에 계신데요」, function_words.existence): the word before
-                # is where, an argument whatever it names, and the verb itself says nothing of the
-                # topic either.
+            if w in existence and k > 0 and split_particle(runs[k - 1])[1] in LOCATIVE:
+                # Being somewhere (「광장시장에 계신데요」, function_words.existence): the word before,
+                # marked as a place (에, 에서), is where, an argument whatever it names, and the verb
+                # says nothing of the topic either. Without that particle the clause is not about a
+                # place (「의식이 없어」, 「물에 빠졌다 나왔는데」): its words stay the topic.
                 argument(w)
-                if k > 0:
-                    argument(runs[k - 1])
+                argument(runs[k - 1])
                 # ... and who is there (「어머니가 지금 광장시장에 계신데요」) is its subject, not a
                 # topic: the person words of the same clause before it.
                 for before in reversed(runs[max(0, k - 4): max(0, k - 1)]):

@@ -54,6 +54,8 @@ NEUTRAL = frozenset((
     "더러", "보고", "요",
 ))
 PARTICLES: tuple[str, ...] = tuple(sorted(AFTER_CONSONANT | AFTER_VOWEL | NEUTRAL, key=len, reverse=True))
+# Particles of place (「광장시장에 계신데요」, 「해수욕장에서 놀다가」): a word carrying one says where.
+LOCATIVE = frozenset(("에", "에서", "에는", "에서는", "에도", "에서도", "에선", "엔"))
 
 
 def particle_fits(stem: str, particle: str) -> bool:

@@ -25,3 +25,13 @@ def test_without_the_clause_reading_the_request_abstains(small_generated):
 def test_a_person_word_without_being_somewhere_stays_a_topic(retriever):
     # 어머니 in 「어머니가 드실 약」 is who the question is about, not the subject of being somewhere.
     assert not (retriever.argument_terms("어머니가 드실 약 알려줘") & {"g:어머", "m:어머니"})
+
+
+def test_a_verb_of_being_without_a_place_before_it_leaves_the_clause_the_topic(retriever):
+    # 「물에 빠졌다 나왔는데 의식이 없어」 says what happened (drowning, unconscious): 나왔는데 follows
+    # 빠졌다, not a word marked as a place (에, 에서), so nothing of the clause is taken for where.
+    terms = retriever.argument_terms("친구가 물에 빠졌다 나왔는데 의식이 없어")
+    assert not (terms & {"m:빠졌다", "g:빠졌", "m:나왔는데", "g:나왔", "m:친구", "g:친구"}), sorted(terms)
+    # ... while the same verb after a place still is a clause of being somewhere.
+    here = retriever.argument_terms("친구가 해운대 해수욕장에 나왔는데 가까운 약국")
+    assert here & {"g:나왔", "m:나왔는데"} and here & {"g:친구", "m:친구"}, sorted(here)
