@@ -171,15 +171,7 @@ class CounterExamples:
         a, b = int(self.doc_offsets[doc]), int(self.doc_offsets[doc + 1])
         if a == b or len(qids) == 0 or qnorm <= 0:
             return 0.0, 0.0, FOR
-        lo, hi = int(self.term_offsets[a]), int(self.term_offsets[b])
-        terms = self.terms[lo:hi]
-        pos = np.searchsorted(qids, terms)
-        pos[pos >= len(qids)] = 0
-        hit = qids[pos] == terms
-        weights = np.where(hit, qidf[pos], 0.0)
-        starts = self.term_offsets[a:b] - lo
-        shared = np.add.reduceat(weights, starts) if len(weights) else np.zeros(b - a)
-        sim = shared / (self.norm[a:b] * qnorm + 1e-9)
+        a, sim = self._similarities(doc, qids, qidf, qnorm)
         kinds = self.kind[a:b]
         for_ = sim[kinds == FOR]
         against = np.where(kinds != FOR, sim, -1.0)

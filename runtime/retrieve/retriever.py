@@ -750,6 +750,14 @@ class Retriever:
             final[order[k]] *= RUNNABLE_TIE
         return sorted(order, key=lambda i: (-final[i], i)), final
 
+    def _example_query(self, query: str) -> tuple[np.ndarray, np.ndarray, float]:
+        """The request against the example sentences: its known grams (ids, idf) and its norm, in
+        which unknown grams count with the highest idf (:meth:`refute` and :meth:`redirect`)."""
+        q = [g for g in grams(query) if f"g:{g}" not in self.no_evidence]
+        qids, qidf = self.examples.query(q)
+        unknown = len(set(q)) - len(qids)
+        return qids, qidf, float(np.sqrt(qidf.sum() + unknown * float(self.examples.idf.max(initial=1.0))))
+
     def refute(self, query: str, final: np.ndarray, best: list[int]) -> np.ndarray:
         """Drop those of the ``best`` candidates that one of their own negative examples describes
         better than anything they say of themselves (:mod:`.counter_examples`): a few candidates,
@@ -757,12 +765,9 @@ class Retriever:
         top = [i for i in best if final[i] > 0 and self.examples.refutable[i]]
         if not top:
             return final
-        q = [g for g in grams(query) if f"g:{g}" not in self.no_evidence]
-        qids, qidf = self.examples.query(q)
+        qids, qidf, qnorm = self._example_query(query)
         if not len(qids):
             return final
-        unknown = len(set(q)) - len(qids)
-        qnorm = float(np.sqrt(qidf.sum() + unknown * float(self.examples.idf.max(initial=1.0))))
         out = final
         for i in top:
             for_, against, kind = self.examples.verdict(i, qids, qidf, qnorm)
@@ -785,12 +790,9 @@ class Retriever:
         top = [i for i in best if final[i] > 0 and self.examples.redirectable[i]]
         if not top:
             return final
-        q = [g for g in grams(query) if f"g:{g}" not in self.no_evidence]
-        qids, qidf = self.examples.query(q)
+        qids, qidf, qnorm = self._example_query(query)
         if not len(qids):
             return final
-        unknown = len(set(q)) - len(qids)
-        qnorm = float(np.sqrt(qidf.sum() + unknown * float(self.examples.idf.max(initial=1.0))))
         present = set(ranked)
         arguments = self.argument_terms(query)
         # Calendar words count here (다음 주 is no evidence of a topic, but it is what a mid-term
