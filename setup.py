@@ -11,6 +11,7 @@ from setuptools import find_packages, setup
 ROOTS = {
     "ummaya": "ummaya",
     "ummaya.model": "model",
+    "ummaya.wire": "wire",
     "ummaya.codegen": "codegen",
     "ummaya.runtime": "runtime",
     "ummaya.generated": "generated",

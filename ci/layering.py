@@ -3,7 +3,7 @@
 The folders are mapped into one ``ummaya.*`` namespace by setup.py (``codegen/`` → ``ummaya.codegen``
 …), which import-linter cannot see through an editable install (it walks the ``ummaya/`` folder
 alone). So the sources are staged as the installed package is laid out — ``ummaya/`` with
-``model/``, ``codegen/``, ``runtime/``, ``generated/``, ``ci/`` inside — and the contracts are
+``model/``, ``wire/``, ``codegen/``, ``runtime/``, ``generated/``, ``ci/`` inside — and the contracts are
 checked there: ``python -m ummaya.ci.layering`` (exit 1 on a broken contract).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # Folder of the checkout -> sub-package of ummaya (setup.py's ROOTS).
-FOLDERS = {"model": "model", "codegen": "codegen", "runtime": "runtime", "generated": "generated", "ci": "ci"}
+FOLDERS = {"model": "model", "wire": "wire", "codegen": "codegen", "runtime": "runtime", "generated": "generated", "ci": "ci"}
 
 
 def stage(root: Path, into: Path) -> Path:

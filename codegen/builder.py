@@ -60,8 +60,8 @@ def generator_hash(folder: Path | None = None) -> str:
     """Everything besides the registry that decides the bytes: this package's code and the
     versions of the libraries that render output.
 
-    Memoised by the stat of every source file it reads or imports (codegen/, model/ and runtime/,
-    whose extension registries the published schema lists) and the library versions, in this
+    Memoised by the stat of every source file it reads or imports (codegen/, model/, and wire/ and
+    runtime/, whose extension registries the published schema lists) and the library versions, in this
     process and in ``folder`` (the emit cache; git's racy-timestamp rule as in FileHashes): the
     no-op check then neither re-reads the sources nor imports the runtime's extension modules.
     """
@@ -72,7 +72,7 @@ def generator_hash(folder: Path | None = None) -> str:
     sources = sorted(here.glob("*.py")) + sorted((here.parent / "model").glob("*.py"))
     versions = ",".join(f"{d}={_version(d)}" for d in ("datamodel-code-generator", "jinja2", "pydantic", "kiwipiepy"))
     stats = []
-    for p in [*sources, *_runtime_sources(here.parent / "runtime")]:
+    for p in [*sources, *_python_sources(here.parent / "wire"), *_python_sources(here.parent / "runtime")]:
         st = os.stat(p)
         stats.append((str(p), st.st_size, st.st_mtime_ns))
     key = sha256(json.dumps([versions, stats]).encode())
@@ -103,17 +103,17 @@ _GENERATOR_MEMO: dict = {}
 _RACY_NS = 100_000_000  # emit_cache.FileHashes.RACY_NS
 
 
-def _runtime_sources(runtime: Path) -> list[str]:
-    """The runtime's Python files (the extension registries are read from them); os.walk, sorted."""
+def _python_sources(root: Path) -> list[str]:
+    """The Python files under ``root`` (the extension registries are read from them); os.walk, sorted."""
     out = []
-    for folder, dirs, files in os.walk(runtime):
+    for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
         out += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
     return out
 
 
 def _extensions_digest() -> str:
-    """The registered extension names and their docs (runtime/extensions.py): the published schema
+    """The registered extension names and their docs (wire/extensions.py): the published schema
     lists them, so registering one changes the output — editing a function's body does not."""
     import json
 

@@ -1,4 +1,4 @@
-"""The declarations Mock's calendar step needs (runtime/dispatch/calendar.py), checked at build:
+"""The declarations Mock's calendar step needs (wire/calendar.py), checked at build:
 every ``x-datetime`` names a known format, and every fixture of an adapter that declares one says
 the moment its body speaks of as now (``as_of``, or ``recorded_on``) — else Mock could not move
 it to today and would show a forecast for a day long past."""

@@ -1,4 +1,4 @@
-"""The build's side of the extension points (runtime/extensions.py): every name a manifest uses
+"""The build's side of the extension points (wire/extensions.py): every name a manifest uses
 — an ``x-slot`` type, a ``derived_params`` expression, a field ``transform``, a ``postprocess`` — must
 be registered, or it is a ``path:line`` error listing what is; and the published manifest schema
 documents every ``x-`` key with the registered names."""
@@ -11,14 +11,14 @@ from .loader import LoadedManifest, Problem
 
 
 def registries() -> dict[str, Any]:
-    from ummaya.runtime.extensions import discover
+    from ummaya.wire.extensions import discover
 
     return discover()
 
 
 def resolver_names() -> list[str]:
     """The registered resolver expressions (what check_extensions accepts in derived_params)."""
-    from ummaya.runtime.dispatch.resolvers import resolver_expressions
+    from ummaya.wire.resolvers import resolver_expressions
 
     return list(resolver_expressions())
 
@@ -27,7 +27,7 @@ def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None, slo
     """Every name the manifest uses is declared: x-slot types (input and output fields, requires,
     provides) in the registry's slot table (registry/_slots/), resolvers, transforms and
     post-processors in the runtime's registries."""
-    from ummaya.runtime.dispatch.resolvers import resolver_expressions
+    from ummaya.wire.resolvers import resolver_expressions
 
     from ummaya.model.manifest import FieldMap
 
@@ -42,7 +42,7 @@ def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None, slo
     expressions = resolver_expressions()
     for param, expr in up.derived_params.items():
         if expr not in expressions:
-            problems.append(Problem(src.rel, src.line_of(("upstream", "derived_params", param)), f"upstream.derived_params.{param}: unknown resolver expression '{expr}' (registered: {', '.join(expressions)}; a new one is a @resolver in runtime/dispatch/resolvers.py)"))
+            problems.append(Problem(src.rel, src.line_of(("upstream", "derived_params", param)), f"upstream.derived_params.{param}: unknown resolver expression '{expr}' (registered: {', '.join(expressions)}; a new one is a @resolver in wire/resolvers.py)"))
     for step in up.chain():
         for param, expr in step.derived_params.items():
             if expr not in expressions:
@@ -52,9 +52,9 @@ def check_extensions(lm: LoadedManifest, regs: dict[str, Any] | None = None, slo
         if isinstance(spec, FieldMap) and spec.transform:
             for t in (x.strip() for x in spec.transform.split("|")):
                 if t not in transforms:
-                    problems.append(Problem(src.rel, src.line_of(("upstream", "fields", out_field, "transform")), f"upstream.fields.{out_field}.transform: unknown transform '{t}' (registered: {', '.join(transforms)}; a new one is a @transform in runtime/dispatch/transforms.py)"))
+                    problems.append(Problem(src.rel, src.line_of(("upstream", "fields", out_field, "transform")), f"upstream.fields.{out_field}.transform: unknown transform '{t}' (registered: {', '.join(transforms)}; a new one is a @transform in wire/transforms.py)"))
     if up.postprocess and up.postprocess not in regs["post-processor"]:
-        problems.append(Problem(src.rel, src.line_of(("upstream", "postprocess")), f"upstream.postprocess: unknown post-processor '{up.postprocess}' (registered: {', '.join(regs['post-processor'])}; a new one is a @postprocessor in runtime/dispatch/transforms.py)"))
+        problems.append(Problem(src.rel, src.line_of(("upstream", "postprocess")), f"upstream.postprocess: unknown post-processor '{up.postprocess}' (registered: {', '.join(regs['post-processor'])}; a new one is a @postprocessor in wire/transforms.py)"))
     return problems
 
 
@@ -88,7 +88,7 @@ X_KEYS: dict[str, dict[str, Any]] = {
         "examples": [True],
     },
     "x-datetime": {
-        "description": "On an output field: a moment of the data itself — when it was measured or issued, or the day a forecast row is for — written in this format. Mock moves every such field by whole days from the fixture's as_of (else recorded_on) to today, keeping everything else as recorded, and says so once in its label (runtime/dispatch/calendar.py). Never on a calendar fact such as a holiday's date. The fixtures of an adapter that declares one must say their as_of.",
+        "description": "On an output field: a moment of the data itself — when it was measured or issued, or the day a forecast row is for — written in this format. Mock moves every such field by whole days from the fixture's as_of (else recorded_on) to today, keeping everything else as recorded, and says so once in its label (wire/calendar.py). Never on a calendar fact such as a holiday's date. The fixtures of an adapter that declares one must say their as_of.",
         "enum": ["yyyymmdd", "yyyy-mm-dd", "yyyymmddhhmm", "yyyymmddhhmmss", "yyyy-mm-dd hh:mm", "iso8601"],
         "examples": ["yyyymmdd", "iso8601"],
     },
@@ -178,7 +178,7 @@ def check_slot_names(lm: LoadedManifest, slots: Any) -> list[Problem]:
 def document_x_keys(schema: dict[str, Any], slots: Any = None) -> dict[str, Any]:
     """The manifest JSON Schema with every input-field ``x-`` key described (the declared slot
     types and registered names listed), so an editor validating a manifest knows them."""
-    from ummaya.runtime.dispatch.resolvers import RESOLVERS
+    from ummaya.wire.resolvers import RESOLVERS
 
     regs = registries()
     field_def: dict[str, Any] = {
@@ -204,16 +204,16 @@ def document_x_keys(schema: dict[str, Any], slots: Any = None) -> dict[str, Any]
         }
     up = defs.get("Upstream", {}).get("properties", {})
     if "derived_params" in up:
-        up["derived_params"]["description"] = "Upstream parameter -> a registered resolver expression (runtime/dispatch/resolvers.py): " + "; ".join(
+        up["derived_params"]["description"] = "Upstream parameter -> a registered resolver expression (wire/resolvers.py): " + "; ".join(
             f"{n}.{{{','.join(RESOLVERS.meta(n)['fields'])}}}: {RESOLVERS.meta(n)['doc']}" for n in RESOLVERS
         )
     if "postprocess" in up:
-        up["postprocess"]["description"] = "A registered post-processor over the record list (runtime/dispatch/transforms.py): " + "; ".join(
+        up["postprocess"]["description"] = "A registered post-processor over the record list (wire/transforms.py): " + "; ".join(
             f"{n}: {regs['post-processor'].meta(n)['doc']}" for n in regs["post-processor"]
         )
     fm = defs.get("FieldMap", {}).get("properties", {})
     if "transform" in fm:
-        fm["transform"]["description"] = "Registered transforms (runtime/dispatch/transforms.py), chained with |: " + "; ".join(
+        fm["transform"]["description"] = "Registered transforms (wire/transforms.py), chained with |: " + "; ".join(
             f"{n}: {regs['transform'].meta(n)['doc']}" for n in regs["transform"]
         )
     return schema

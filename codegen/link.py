@@ -52,21 +52,10 @@ class LinkResult:
 
 
 def load_parser() -> tuple[ParseFixture | None, str | None]:
-    """The dispatcher's ``parse_fixture``, or ``None`` with the reason it is not usable yet.
+    """The fixture reader both the build and Mock run (``ummaya.wire.fixture_reader``), with no
+    reason to skip it: it sits below codegen, so it is always there."""
+    from ummaya.wire.fixture_reader import parse_fixture
 
-    Only "the module (or the function) is not there yet" is a note; a dispatcher that exists but
-    fails to import is a real error and propagates.
-    """
-    try:
-        from ummaya.runtime.dispatch import parse_fixture  # type: ignore[attr-defined]
-    except ModuleNotFoundError as exc:
-        if exc.name and "ummaya.runtime.dispatch".startswith(exc.name):
-            return None, "ummaya.runtime.dispatch is not importable yet"
-        raise
-    except ImportError as exc:
-        if "parse_fixture" in str(exc):
-            return None, "ummaya.runtime.dispatch has no parse_fixture yet"
-        raise
     return parse_fixture, None
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 from .loader import LoadedManifest, Problem
 from ummaya.model.manifest import Manifest
+from ummaya.wire.envelopes import default_record_path, read_response, records_of
+from ummaya.wire.errors import UpstreamError
 
 # Fields a pivot post-processor keeps from the rows besides the category values.
 _PIVOT_KEEP = ("baseDate", "baseTime", "nx", "ny", "fcstDate", "fcstTime")
@@ -97,11 +99,6 @@ def _fixture_problems(
     guide: str,
     masked: set[str] = frozenset(),
 ) -> list[Problem]:
-    try:
-        from ummaya.runtime.dispatch.envelopes import default_record_path, read_response, records_of
-        from ummaya.runtime.dispatch.errors import UpstreamError
-    except ImportError:  # the dispatcher is not there yet: nothing to read bodies with
-        return []
     up = m.upstream
     assert up is not None
     src = lm.source

@@ -56,7 +56,7 @@ class Figures:
 
 
 def evaluate(path: Path = DATA, split: str = "all") -> Figures:
-    from ummaya.runtime.store.redact import find_personal, redact
+    from ummaya.wire.redact import find_personal, redact
 
     items = yaml.safe_load(path.read_text(encoding="utf-8"))["items"]
     if split != "all":

@@ -32,7 +32,7 @@ Domain = Literal[
 
 # How an output field marked ``x-datetime`` writes its moment: a point in time of the data itself
 # (an observation, an issue time, the day a forecast row is for), which Mock moves to today's
-# calendar (runtime/dispatch/calendar.py). A calendar fact — a holiday's date — is not marked.
+# calendar (wire/calendar.py). A calendar fact — a holiday's date — is not marked.
 DATETIME_FORMATS = ("yyyymmdd", "yyyy-mm-dd", "yyyymmddhhmm", "yyyymmddhhmmss", "yyyy-mm-dd hh:mm", "iso8601")
 
 
@@ -762,7 +762,7 @@ class Fixture(Strict):
         default=None,
         description="The moment the body speaks of as now (a recorded body: when it was taken; a "
         "synthetic one: the day it is written for); default recorded_on. Mock moves the output's "
-        "x-datetime fields by whole days from this day to today (runtime/dispatch/calendar.py).",
+        "x-datetime fields by whole days from this day to today (wire/calendar.py).",
     )
 
     @model_validator(mode="after")

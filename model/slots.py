@@ -71,7 +71,7 @@ CLASS_FACETS: dict[str, frozenset[str]] = {
 }
 FACETS = ("where", "when", "subject", "span")
 
-# Kinds of personal data the shared detector (runtime/store/redact.py) finds in text.
+# Kinds of personal data the shared detector (wire/redact.py) finds in text.
 PersonalKind = Literal["rrn", "phone", "email", "card", "passport", "driver_licence"]
 # How a personal value is compared with the citizen's words (argument provenance).
 Compare = Literal["text", "digits", "date"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ummaya.model.manifest import Manifest
 
 from .plan.protocol import ToolCall
-from .schemas import errors as schema_errors
+from ummaya.wire.schemas import errors as schema_errors
 
 
 def validate_call(call: ToolCall, candidates: dict[str, Manifest]) -> list[str]:

@@ -36,8 +36,8 @@ def scrub(text: str) -> str:
         return text
     # Imported on the first log line, not with the module: every CLI command installs the filter,
     # and most never log (the store package costs ~50 ms to import).
-    from ummaya.runtime.store.credentials import _KEYED, strip_credentials
-    from ummaya.runtime.store.redact import redact
+    from ummaya.wire.credentials import _KEYED, strip_credentials
+    from ummaya.wire.redact import redact
 
     text = _KEYED.sub(lambda m: m.group(1) + MASK, strip_credentials(text))
     return redact(text)

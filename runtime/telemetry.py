@@ -16,7 +16,7 @@ The tree follows the GenAI semantic conventions::
     └── dispatch
         └── execute_tool <adapter id>   gen_ai.operation.name=execute_tool, gen_ai.tool.name, …
 
-Attributes carry what the stored trace carries, redacted the same way (runtime/store/redact.py
+Attributes carry what the stored trace carries, redacted the same way (wire/redact.py
 ``redact_value`` over every value, credentials stripped): never the citizen's or the answer's
 text, never a raw personal value, never a key. The session id is a bearer token, so only a digest
 of it goes out (``gen_ai.conversation.id``).
@@ -183,8 +183,8 @@ class TurnSpans:
         from opentelemetry import trace
         from opentelemetry.trace import Status, StatusCode
 
-        from .store.credentials import env_secrets, strip_credentials_value
-        from .store.redact import redact_value
+        from ummaya.wire.credentials import env_secrets, strip_credentials_value
+        from ummaya.wire.redact import redact_value
 
         secrets = env_secrets()
 

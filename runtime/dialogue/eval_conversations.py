@@ -72,7 +72,7 @@ def personal_leaks(results: list[Any]) -> list[str]:
     from urllib.parse import unquote_plus
 
     from ..guard.personal import contains_personal
-    from ..store.redact import find_personal
+    from ummaya.wire.redact import find_personal
 
     out = []
     for n, r in enumerate(results, 1):

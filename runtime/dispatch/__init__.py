@@ -1,13 +1,12 @@
 """The shared upstream engine (docs/DESIGN.md, "The shared upstream engine").
 
-One engine interprets every manifest; per-adapter code is zero. Modules, in the order a call runs:
-``request`` (build from ``Upstream``; ``resolvers`` for derived params), ``engine`` (tiers,
-transports, retries, one deadline per call, host guard, token exchange, lookup, cache, rate limit),
-``fixtures`` (Mock's fixture choice and transport, ``parse_fixture``), ``envelopes`` (body shape →
-records or a classified error; ``xmltree`` via defusedxml; ``taxonomy``: codes and messages →
-classes), ``project`` (+ ``transforms``: fields, coercion, post-processors, output_schema check;
-``after``: filtering, nearest-first and sorting after the call; ``geo``: pyproj conversions).
-``errors`` names the classes and codes; ``recording`` backs ``ummaya record``.
+One engine interprets every manifest; per-adapter code is zero. Here is the call side, in the order
+a call runs: ``request`` (build from ``Upstream``; the wire's ``resolvers`` for derived params),
+``dispatcher`` (tiers, transports, retries, one deadline per call, host guard, token exchange,
+lookup, cache, rate limit), ``fixtures`` (Mock's fixture choice and transport), ``binding``
+(credentials bound to their hosts); ``recording`` backs ``ummaya record``. Reading what comes back
+— envelopes, error classes, taxonomy, projection and transforms, the fixture reader the build
+shares — is the layer below, ``ummaya.wire`` (wire/__init__.py).
 """
 
 from __future__ import annotations
@@ -21,13 +20,10 @@ from .fixtures import (
     fixture_files,
     lookup_fixture_name,
     page_fixture_name,
-    parse_fixture,
     pick_fixture,
     step_fixture_name,
 )
-from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
-from .outcome import CallOutcome
-from .resolvers import kma_forecast_base, kma_grid, kma_nowcast_base
+from ummaya.wire.outcome import CallOutcome
 
 
 def call_sync(
@@ -62,21 +58,12 @@ def call_sync(
 
 
 __all__ = [
-    "ADAPTER_ERROR",
-    "CHANNEL_UNAVAILABLE",
-    "CREDENTIAL_MISSING",
-    "CallOutcome",
     "Dispatcher",
     "FixtureTransport",
-    "UpstreamError",
     "call_sync",
     "fixture_files",
-    "kma_forecast_base",
-    "kma_grid",
-    "kma_nowcast_base",
     "lookup_fixture_name",
     "page_fixture_name",
     "step_fixture_name",
-    "parse_fixture",
     "pick_fixture",
 ]

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from ummaya.model.hosts import host_problem, normal_host
 
-from .errors import ADAPTER_ERROR, UpstreamError
+from ummaya.wire.errors import ADAPTER_ERROR, UpstreamError
 
 
 def origin_of(url: str) -> str:

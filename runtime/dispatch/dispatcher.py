@@ -69,21 +69,24 @@ from ummaya import USER_AGENT
 from ummaya.model.manifest import Manifest, Step, Upstream
 from ummaya.runtime.catalog import Catalog, CatalogError
 
-from .after import choose
+from ummaya.wire.after import choose
+from ummaya.wire.calendar import anchor_of, to_today
+from ummaya.wire.envelopes import Parsed, read_response, records_of
+from ummaya.wire.errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
+from ummaya.wire.fixture_reader import outcome_from_expected, with_defaults
+from ummaya.wire.outcome import CallOutcome, TierName, error_outcome, handoff_outcome, ms
+from ummaya.wire.output import build_output, records_from
+from ummaya.wire.resolvers import Clock, issue_params, kst, utc_now
+from ummaya.wire.transforms import get_path
+
 from .binding import CredentialGuard, origin_of
-from .envelopes import Parsed, read_response, records_of
-from .errors import ADAPTER_ERROR, CHANNEL_UNAVAILABLE, CREDENTIAL_MISSING, UpstreamError
-from .calendar import anchor_of, to_today
 from .fixtures import (
     FixtureTransport,
     fixture_content_type,
-    outcome_from_expected,
     page_fixture_name,
     pick_fixture,
     step_fixture_name,
 )
-from .outcome import CallOutcome, TierName, error_outcome, handoff_outcome, ms
-from .output import build_output, records_from
 from .request import (
     BuiltRequest,
     apply_auth,
@@ -93,10 +96,7 @@ from .request import (
     credential,
     host_of,
     join_url,
-    with_defaults,
 )
-from .resolvers import Clock, issue_params, kst, utc_now
-from .transforms import get_path
 
 Mode = Literal["auto", "live", "mock"]
 MAX_RETRY_AFTER_S = 5.0  # a turn cannot wait minutes; past this, channel_unavailable is the answer
@@ -743,7 +743,7 @@ def _rate(upstream: Upstream) -> float | None:
 
 
 def _default_path(step: Step) -> str | None:
-    from .envelopes import default_record_path
+    from ummaya.wire.envelopes import default_record_path
 
     return default_record_path(step.envelope)
 

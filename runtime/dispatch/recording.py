@@ -5,7 +5,7 @@ The body is kept byte for byte except for two things that must never be stored:
 - **keys** — every credential value the call used (raw, percent- and plus-encoded) is replaced by
   ``REMOVED`` wherever it appears (some gateways echo the request URL in errors); the stored request
   is the adapter's arguments, and the stored upstream URL is the redacted one (no key parameter);
-- **personal data** — what ``find_personal`` (runtime/store/redact.py) finds is masked the way the
+- **personal data** — what ``find_personal`` (wire/redact.py) finds is masked the way the
   agencies mask it: the first characters kept, every further letter or digit ``*``, separators
   kept (``010-1234-5678`` → ``010-****-****``); fields the manifest lists as ``masked`` by the live
   service (``response_fields.masked``, e.g. NMC AED ``manager``) are masked too (``김**``).
@@ -25,11 +25,12 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
 from ummaya.model.manifest import Fixture, Manifest
-from ummaya.runtime.store.redact import find_personal
+from ummaya.wire.redact import find_personal
 
-from .envelopes import decode_body
-from .errors import UpstreamError
-from .fixtures import parse_fixture, step_fixture_name
+from ummaya.wire.envelopes import decode_body
+from ummaya.wire.errors import UpstreamError
+from ummaya.model.fixture_files import step_fixture_name
+from ummaya.wire.fixture_reader import parse_fixture
 from .request import BuiltRequest
 
 NAME = re.compile(r"^[a-z0-9_]+$")

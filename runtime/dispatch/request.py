@@ -38,10 +38,10 @@ from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
 from ummaya.model.manifest import Auth, DateWindow, Filter, Step, Upstream
-from ummaya.runtime.schemas import errors as schema_errors
+from ummaya.wire.schemas import errors as schema_errors
 
-from .errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
-from .resolvers import issue_params, kst, resolve
+from ummaya.wire.errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
+from ummaya.wire.resolvers import issue_params, kst, resolve
 
 SECRET_PARAMS = frozenset(
     {
@@ -175,7 +175,7 @@ def projected_pairs(upstream: Upstream, args: Mapping[str, Any]) -> list[tuple[s
     spec = upstream.project_params
     if spec is None:
         return []
-    from .geo import from_wgs84
+    from ummaya.wire.geo import from_wgs84
 
     try:
         lat, lon = float(args[spec.latitude]), float(args[spec.longitude])
@@ -308,14 +308,6 @@ def apply_auth(
 
 
 # -- arguments ---------------------------------------------------------------------------------
-
-
-def with_defaults(input_schema: dict[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(args)
-    for name, prop in (input_schema.get("properties") or {}).items():
-        if name not in out and isinstance(prop, dict) and "default" in prop:
-            out[name] = copy.deepcopy(prop["default"])
-    return out
 
 
 def check_arguments(input_schema: dict[str, Any], args: Mapping[str, Any]) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from ..store.redact import find_personal  # the shared detector (one definition of "personal")
+from ummaya.wire.redact import find_personal  # the shared detector (one definition of "personal")
 
 # Which kinds of personal data a field may hold is its slot type's ``personal_kinds``; whether a
 # field's value is a span of the citizen's words (after removal it keeps only the place span) is

@@ -217,7 +217,7 @@ class ToolRunner:
 
     # -- a whole turn --------------------------------------------------------------------------
     async def ask(self, engine: TurnEngine, args: dict[str, Any], session_id: str) -> Outcome:
-        from ..schemas import errors as schema_errors
+        from ummaya.wire.schemas import errors as schema_errors
 
         problems = [f"ask.{'/'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}"
                     for e in schema_errors(ASK_INPUT, args)]

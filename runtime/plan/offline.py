@@ -16,7 +16,7 @@ from typing import Any
 from ummaya.model.manifest import Manifest
 
 from ..request_context import now_kst
-from ..schemas import validator
+from ummaya.wire.schemas import validator
 from ..understand import names as nm
 from ..understand import places as pl
 from ..understand import table as slot_table

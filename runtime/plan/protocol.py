@@ -113,7 +113,7 @@ class ProviderError(Exception):
                  transient: bool = False):
         # The message reaches clients (JSON, SSE, MCP, the CLI) and names the provider's URL: a
         # password or token in UMMAYA_LLM_BASE_URL, or a key quoted back, is removed here, once.
-        from ..store.credentials import strip_credentials
+        from ummaya.wire.credentials import strip_credentials
 
         message = strip_credentials(message)
         super().__init__(message)

@@ -85,8 +85,8 @@ class ApiError(Exception):
 def public_message(message: str) -> str:
     """What of a message may leave the process: no credential (by name or by the environment's
     literal values), no URL user information, no personal data."""
-    from ummaya.runtime.store.credentials import strip_credentials
-    from ummaya.runtime.store.redact import redact
+    from ummaya.wire.credentials import strip_credentials
+    from ummaya.wire.redact import redact
 
     return redact(strip_credentials(message or ""))
 

@@ -32,7 +32,7 @@ from .records import (
     UnknownTrace,
     new_trace_id,
 )
-from .redact import redact, redact_value
+from ummaya.wire.redact import redact, redact_value
 
 DEFAULT_FILENAME = "ummaya.sqlite3"
 

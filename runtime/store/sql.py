@@ -49,8 +49,8 @@ from .records import (
 )
 from .chain import ChainState, LedgerChecks
 from .ledger import HeadFile, Keyring, check_head
-from .credentials import env_secrets, strip_credentials, strip_credentials_value
-from .redact import redact, redact_value
+from ummaya.wire.credentials import env_secrets, strip_credentials, strip_credentials_value
+from ummaya.wire.redact import redact, redact_value
 from .retention import Masker, PersonalValue
 
 log = logging.getLogger("ummaya.store")

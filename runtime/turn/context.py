@@ -54,7 +54,7 @@ _PERSONAL = re.compile(r"\[[^\]]{2,8}\]|(?<!\d)(?:19|20)\d{2}[-./]?\d{2}[-./]?\d
 
 
 def _without_marks(query: str) -> str:
-    from ..store.redact import redact
+    from ummaya.wire.redact import redact
 
     return _PERSONAL.sub(" ", redact(query))
 
@@ -73,7 +73,7 @@ def retrieval_view(query: str) -> str:
     """The request as retrieval sees it: personal data (주민등록번호, phone, e-mail, card, birth
     date, vehicle number) and typed coordinates removed. Those say nothing about *which* service is
     meant, and retrieval — like every stage that does not need them — should never hold them."""
-    from ..store.redact import redact
+    from ummaya.wire.redact import redact
     from ..understand.numbers import without_coordinates
 
     from ..understand.dates import birth_spans

@@ -13,7 +13,7 @@ from typing import Any
 from ummaya.model.manifest import Manifest
 
 from .. import compose as ans
-from ..dispatch.outcome import CallOutcome
+from ummaya.wire.outcome import CallOutcome
 from ..plan.protocol import ToolCall
 from .log import TurnLog
 from .values import Dispatched, Stop, TurnContext, TurnState

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ummaya.model.slots import SlotType
-from ummaya.runtime.extensions import Registry
+from ummaya.wire.extensions import Registry
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Issue 20 item 3: no two product modules share a file name, so a newcomer can tell which room is
 theirs (``runtime/answer.py`` beside ``runtime/turn/answer.py`` was the case this replaced).
 
-Product modules are the ``.py`` files under runtime/, model/, codegen/ and ummaya/; ``__init__.py``
+Product modules are the ``.py`` files under runtime/, model/, wire/, codegen/ and ummaya/; ``__init__.py``
 names a package, not a module, and is left out. The walk reads the tree on disk, so a new file is
 checked the moment it exists.
 """
@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("runtime", "model", "codegen", "ummaya")
+PRODUCT = ("runtime", "model", "wire", "codegen", "ummaya")
 
 
 def shared_names(root: Path) -> dict[str, list[str]]:

@@ -27,7 +27,7 @@ from tests.support.upstreams import (
 )
 from ummaya.model.manifest import Manifest, Profile
 from ummaya.runtime.dispatch import Dispatcher
-from ummaya.runtime.dispatch.geo import from_wgs84, to_wgs84
+from ummaya.wire.geo import from_wgs84, to_wgs84
 
 KEY = "data+key/=="
 ENV = {"DATA_GO_KR_SERVICE_KEY": KEY, "NEIS_API_KEY": "neis-key", "JUSO_CONFM_KEY": "juso-key"}
@@ -653,7 +653,7 @@ def test_a_credential_on_a_plain_http_upstream_is_refused_by_the_schema():
 
 
 def test_the_engine_never_attaches_a_key_to_a_non_loopback_http_url(tmp_path):
-    from ummaya.runtime.dispatch.errors import UpstreamError
+    from ummaya.wire.errors import UpstreamError
     from ummaya.runtime.dispatch.request import BuiltRequest, apply_auth
 
     req = BuiltRequest("GET", "http://apis.data.go.kr/x", [])

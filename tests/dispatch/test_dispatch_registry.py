@@ -20,7 +20,8 @@ from tests.support.upstreams import Reply, UpstreamServer, sgis_token_json
 from ummaya.codegen.loader import load_registry
 from ummaya.codegen.profile_merge import resolve_manifest
 from ummaya.runtime.catalog import Catalog
-from ummaya.runtime.dispatch import Dispatcher, fixture_files, parse_fixture, step_fixture_name
+from ummaya.runtime.dispatch import Dispatcher, fixture_files, step_fixture_name
+from ummaya.wire.fixture_reader import parse_fixture
 from ummaya.runtime.dispatch.fixtures import fixture_content_type
 
 _REG, _PROBLEMS = load_registry(REPO)
@@ -53,7 +54,7 @@ def _check(outcome, fixture, manifest=None) -> None:
         assert outcome.error_message is None or outcome.status == "no_data", outcome.error_message
         expected = fixture.expected
         if outcome.moved_from is not None:  # Mock moved the recording to the clock's day
-            from ummaya.runtime.dispatch.calendar import anchor_of, days_to_today, move, moving_fields
+            from ummaya.wire.calendar import anchor_of, days_to_today, move, moving_fields
 
             top, row = moving_fields(manifest)
             days = days_to_today(anchor_of(fixture), CLOCK())

@@ -16,7 +16,8 @@ from tests.support.upstreams import (
     data_go_kr_xml,
     gateway_error_xml,
 )
-from ummaya.runtime.dispatch import Dispatcher, call_sync, parse_fixture
+from ummaya.runtime.dispatch import Dispatcher, call_sync
+from ummaya.wire.fixture_reader import parse_fixture
 
 PATH = "/B552657/ErmctInsttInfoInqireService/getParmacyLcinfoInqire"
 ROWS = [

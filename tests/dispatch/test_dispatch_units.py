@@ -6,17 +6,17 @@ import datetime as dt
 
 import pytest
 
-from ummaya.runtime.dispatch.envelopes import decode_body
-from ummaya.runtime.dispatch.errors import UpstreamError
-from ummaya.runtime.dispatch.resolvers import kma_forecast_base, kma_grid, kma_nowcast_base, resolve
-from ummaya.runtime.dispatch.transforms import (
+from ummaya.wire.envelopes import decode_body
+from ummaya.wire.errors import UpstreamError
+from ummaya.wire.resolvers import kma_forecast_base, kma_grid, kma_nowcast_base, resolve
+from ummaya.wire.transforms import (
     POSTPROCESSORS,
     TransformError,
     apply_transform,
     coerce,
     records_at,
 )
-from ummaya.runtime.dispatch.xmltree import xml_to_dict
+from ummaya.wire.xmltree import xml_to_dict
 
 UTC = dt.timezone.utc
 

@@ -20,8 +20,8 @@ from tests.support.upstreams import Reply, UpstreamServer, data_go_kr_json
 from ummaya.model.manifest import ColumnsToRows, IssueTime, Manifest
 from ummaya.runtime.dispatch import Dispatcher
 from ummaya.runtime.dispatch.request import build_request
-from ummaya.runtime.dispatch.resolvers import issue_params, kma_forecast_base, kma_nowcast_base
-from ummaya.runtime.dispatch.transforms import columns_to_rows
+from ummaya.wire.resolvers import issue_params, kma_forecast_base, kma_nowcast_base
+from ummaya.wire.transforms import columns_to_rows
 
 KST = dt.timezone(dt.timedelta(hours=9))
 ENV = {"DATA_GO_KR_SERVICE_KEY": "data+key/=="}

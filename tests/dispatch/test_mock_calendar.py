@@ -1,4 +1,4 @@
-"""Mock on today's calendar (runtime/dispatch/calendar.py): a replayed recording's declared
+"""Mock on today's calendar (wire/calendar.py): a replayed recording's declared
 x-datetime fields move by whole days to today, the rest of every record stays as recorded, the
 answer's Mock label says so once, and Live is never moved (test_dispatch_registry checks that)."""
 
@@ -12,7 +12,7 @@ import pytest
 from tests.dispatch.helpers import REPO, FixedClock, no_sleep, run
 from ummaya.runtime.catalog import Catalog
 from ummaya.runtime.dispatch import Dispatcher
-from ummaya.runtime.dispatch.calendar import days_to_today, move, to_today
+from ummaya.wire.calendar import days_to_today, move, to_today
 
 KST = dt.timezone(dt.timedelta(hours=9))
 BUSAN = {"latitude": 35.1167, "longitude": 128.968}

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from ummaya.runtime.dispatch.errors import UpstreamError
-from ummaya.runtime.dispatch.resolvers import resolve, resolver_expressions
+from ummaya.wire.errors import UpstreamError
+from ummaya.wire.resolvers import resolve, resolver_expressions
 
 NOW = dt.datetime(2026, 7, 20, 3, 0, tzinfo=dt.timezone.utc)
 

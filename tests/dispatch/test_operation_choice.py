@@ -150,7 +150,7 @@ def test_the_link_stage_wants_an_enum_of_exactly_the_choices(tmp_path):
 
 def test_the_link_stage_parses_each_fixture_with_its_own_operations_fields():
     from ummaya.model.manifest import Fixture
-    from ummaya.runtime.dispatch.fixtures import parse_fixture
+    from ummaya.wire.fixture_reader import parse_fixture
 
     m = polling()
     early = Fixture(name="early", source="synthetic", request={"city": "부산광역시", "voting": "early"},

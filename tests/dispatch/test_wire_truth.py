@@ -493,7 +493,7 @@ def test_a_profile_rule_decides_the_class(srv, tmp_path, rule, body, expected):
 def test_the_standard_fallback_taxonomy_is_the_data_go_kr_profiles():
     """One taxonomy, two places: the profile (data) and the engine's fallback for data.go.kr-shaped
     bodies under other profiles. They must not drift apart."""
-    from ummaya.runtime.dispatch.taxonomy import STANDARD
+    from ummaya.wire.taxonomy import STANDARD
 
     profile = _REG.profiles["data_go_kr"].envelope
     assert [(r.codes, r.message, r.means) for r in profile.errors] == [

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from ummaya.runtime.dispatch.resolvers import RESOLVERS, resolve, resolver_expressions
-from ummaya.runtime.dispatch.transforms import POSTPROCESSORS, TRANSFORMS, apply_transform
-from ummaya.runtime.extensions import Registry, discover
+from ummaya.wire.resolvers import RESOLVERS, resolve, resolver_expressions
+from ummaya.wire.transforms import POSTPROCESSORS, TRANSFORMS, apply_transform
+from ummaya.wire.extensions import Registry, discover
 from ummaya.runtime.understand import table
 from ummaya.runtime.understand.dates import date_in, month_in, year_in
 from ummaya.runtime.understand.readers import READERS, ReadRequest

@@ -1,6 +1,6 @@
 """Issue 17, item 2: runtime Python keeps grammar, not vocabulary.
 
-Counts collections of Korean words in ``runtime/`` (and ``model/``, whose code the runtime runs) — list, tuple, set and dict literals with three
+Counts collections of Korean words in ``runtime/`` (and ``wire/`` and ``model/``, whose code the runtime runs) — list, tuple, set and dict literals with three
 or more Korean strings of a word's length, ``"…".split()`` of Korean words, and string constants
 with three or more Korean alternatives (regular expressions) — and fails when any module holds more
 than the documented allowance below. Vocabulary belongs in ``registry/_vocab/`` (read through
@@ -22,6 +22,10 @@ RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 # The model layer (model/) holds code the runtime runs too (retrieval's analyzer moved there so the
 # build and the runtime share it without importing each other): counted as well, keys "model/…".
 MODEL = RUNTIME.parent / "model"
+# The wire layer (wire/: reading an upstream's answer, the redactor) is the runtime's code moved
+# below it so the build shares it: counted too, keys "wire/…".
+WIRE = RUNTIME.parent / "wire"
+BELOW = {"model/": MODEL, "wire/": WIRE}
 GRAMMAR = "understand/grammar.py"
 HANGUL = re.compile(r"[가-힣]")
 
@@ -38,8 +42,8 @@ ALLOWANCE: dict[str, tuple[int, str]] = {
     "model/service_words.py": (26, "predicate endings and particles a hint word may carry (grammar of endings, "
                                    "not vocabulary), used by the runtime's guidance index: counted since the model "
                                    "layer is; follow-up: read them from runtime/understand/grammar.py's data"),
-    "dispatch/taxonomy.py": (24, "upstream error messages (the gateways' wording, not citizens'): wire vocabulary"),
-    "store/redact.py": (33, "the redactor's Sino-Korean digits (grammar of numerals; issue 19 added spelled-out forms) "
+    "wire/taxonomy.py": (24, "upstream error messages (the gateways' wording, not citizens'): wire vocabulary"),
+    "wire/redact.py": (33, "the redactor's Sino-Korean digits (grammar of numerals; issue 19 added spelled-out forms) "
                             "and personal-data labels"),
     "turn/answer.py": (20, "the engine's own question for personal data, recognised in a model's text"),
 }
@@ -73,7 +77,8 @@ def korean_entries(source: str) -> list[tuple[int, int]]:
 def census() -> dict[str, int]:
     out = {}
     paths = [(p, p.relative_to(RUNTIME).as_posix()) for p in sorted(RUNTIME.rglob("*.py"))]
-    paths += [(p, "model/" + p.relative_to(MODEL).as_posix()) for p in sorted(MODEL.rglob("*.py"))]
+    for prefix, folder in BELOW.items():
+        paths += [(p, prefix + p.relative_to(folder).as_posix()) for p in sorted(folder.rglob("*.py"))]
     for path, rel in paths:
         if rel == GRAMMAR:
             continue
@@ -111,4 +116,4 @@ def test_the_counter_sees_a_word_list_and_a_regex_of_words():
 
 def test_the_allowance_lists_only_modules_that_exist():
     for rel in ALLOWANCE:
-        assert (RUNTIME.parent / rel if rel.startswith("model/") else RUNTIME / rel).is_file(), rel
+        assert (RUNTIME.parent / rel if rel.startswith(tuple(BELOW)) else RUNTIME / rel).is_file(), rel

@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from ummaya.model.manifest import MatchRule
-from ummaya.runtime.dispatch.after import matches
+from ummaya.wire.after import matches
 from ummaya.runtime.understand.readers import READERS, ReadRequest
 from ummaya.runtime.understand.table import slot_table
 

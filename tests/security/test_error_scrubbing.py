@@ -20,7 +20,7 @@ from tests.serve.conftest import RELEASE_CACHE, _isolated_home, _release_cache, 
 from ummaya.runtime.log_filter import scrub
 from ummaya.runtime.plan.protocol import ProviderError
 from ummaya.runtime.serve.api_errors import error_body
-from ummaya.runtime.store.credentials import strip_credentials
+from ummaya.wire.credentials import strip_credentials
 
 PASSWORD = "s3cr3t-Pa55word"
 TOKEN = "tok_abcdef123456"

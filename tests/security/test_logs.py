@@ -21,7 +21,7 @@ from tests.serve.conftest import RELEASE_CACHE, free_port, generated  # noqa: F4
 from tests.support.upstreams import XML, Reply, UpstreamServer
 from ummaya.runtime import log_filter
 from ummaya.runtime.log_filter import ScrubFilter, scrub
-from ummaya.runtime.store.redact import find_personal
+from ummaya.wire.redact import find_personal
 
 REPO = Path(__file__).resolve().parents[2]
 # Shaped like the real ones: a data.go.kr key has '+', '/' and '=' (so its escaped forms differ).

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ummaya.runtime.store.redact import PLACEHOLDERS, Finding, find_personal, redact
+from ummaya.wire.redact import PLACEHOLDERS, Finding, find_personal, redact
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ummaya.runtime.store.redact import find_personal, redact
+from ummaya.wire.redact import find_personal, redact
 
 
 @pytest.mark.parametrize(

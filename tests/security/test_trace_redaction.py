@@ -12,7 +12,7 @@ import pytest
 from tests.store.conftest import db_url, pg_base_url, pg_url  # noqa: F401  (fixtures)
 from ummaya.runtime.events import Event
 from ummaya.runtime.store import RetentionPolicy, Trace, open_store
-from ummaya.runtime.store.redact import find_personal
+from ummaya.wire.redact import find_personal
 
 PERSONAL = {
     "query": "홍길동 010-1234-5678 hong@example.com 900101-1234567 근처",

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ummaya.runtime.store.redact import redact_value
+from ummaya.wire.redact import redact_value
 
 
 def test_redact_value_covers_keys_and_personal_numbers() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ummaya.runtime.store.redact import redact, redact_value
+from ummaya.wire.redact import redact, redact_value
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ def emit_json(obj: Any) -> None:
 
 
 def fail(message: str, code: int = 1) -> None:
-    from ummaya.runtime.store.credentials import strip_credentials
+    from ummaya.wire.credentials import strip_credentials
 
     click.echo(strip_credentials(message), err=True)  # a database URL's password, a key
     raise SystemExit(code)

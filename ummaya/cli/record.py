@@ -31,7 +31,7 @@ def record(adapter_id: str, args_json: str, name: str | None, root: str | None) 
     from ummaya.runtime.catalog import Catalog
     from ummaya.runtime.dispatch import Dispatcher
     from ummaya.runtime.dispatch.recording import Recorder, RecordError, write_recording
-    from ummaya.runtime.dispatch.resolvers import kst, utc_now
+    from ummaya.wire.resolvers import kst, utc_now
 
     try:
         args = json.loads(args_json)

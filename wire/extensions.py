@@ -6,30 +6,27 @@ registry/_vocab/, read by the registered readers.)
 | kind | module | a manifest names it in | signature |
 |---|---|---|---|
 | slot reader | ``runtime/understand/readers.py`` | a slot type's ``reader`` (registry/_slots/*.yaml) | ``(ReadRequest) -> value or None`` |
-| derived-parameter resolver | ``runtime/dispatch/resolvers.py`` | ``upstream.derived_params`` (``name.field``) | ``(field, args, now) -> str`` |
-| transform | ``runtime/dispatch/transforms.py`` | ``upstream.fields.<f>.transform`` (``a|b``) | ``(value) -> value`` |
-| post-processor | ``runtime/dispatch/transforms.py`` | ``upstream.postprocess`` | ``(records) -> records`` |
+| derived-parameter resolver | ``wire/resolvers.py`` | ``upstream.derived_params`` (``name.field``) | ``(field, args, now) -> str`` |
+| transform | ``wire/transforms.py`` | ``upstream.fields.<f>.transform`` (``a|b``) | ``(value) -> value`` |
+| post-processor | ``wire/transforms.py`` | ``upstream.postprocess`` | ``(records) -> records`` |
 
-The build imports those modules (``discover()``), checks every name a manifest uses against the
+The build loads them all (``discover()``, through the package's entry points), checks every name a manifest uses against the
 registries (an unknown one is a ``path:line`` error), and lists the registered names in the published
 manifest schema. docs/CONTRIBUTING.md has a worked example of each.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The one module per kind; the build imports these to see every registration.
-MODULES = {
-    "slot reader": "ummaya.runtime.understand.readers",
-    "resolver": "ummaya.runtime.dispatch.resolvers",
-    "transform": "ummaya.runtime.dispatch.transforms",
-    "post-processor": "ummaya.runtime.dispatch.transforms",
-}
+# The registries are found through the package's entry points (pyproject.toml,
+# [project.entry-points."ummaya.extensions"]), not imported from here: the slot readers live in the
+# runtime, above this layer, and the build must still see every registered name. The entry point's
+# value names the registry object; its ``kind`` is the key ``discover`` returns it under.
+GROUP = "ummaya.extensions"
 
 
 class Registry(Mapping[str, F], Generic[F]):
@@ -68,15 +65,16 @@ class Registry(Mapping[str, F], Generic[F]):
 
 
 def discover() -> dict[str, Registry]:
-    """Import every extension module and return the registries by kind."""
-    from ummaya.runtime.dispatch import resolvers, transforms
-    from ummaya.runtime.understand import readers
+    """Load every registry the installed package declares (entry points of ``GROUP``), by kind."""
+    from importlib.metadata import entry_points
 
-    for module in set(MODULES.values()):
-        importlib.import_module(module)
-    return {
-        "slot reader": readers.READERS,
-        "resolver": resolvers.RESOLVERS,
-        "transform": transforms.TRANSFORMS,
-        "post-processor": transforms.POSTPROCESSORS,
-    }
+    found: dict[str, Registry] = {}
+    for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
+        registry = point.load()
+        if not isinstance(registry, Registry):
+            raise TypeError(f"entry point {GROUP}:{point.name} = {point.value} is not a Registry")
+        found[registry.kind] = registry
+    if not found:
+        raise LookupError(f"no '{GROUP}' entry points: the package's metadata is stale or missing "
+                          "(reinstall it: pip install -e .)")
+    return found

@@ -37,8 +37,8 @@ class UpstreamError(Exception):
 
 
 def _scrub(message: str) -> str:
-    from ..store.credentials import strip_credentials
-    from ..store.redact import redact
+    from .credentials import strip_credentials
+    from .redact import redact
 
     return redact(strip_credentials(message))
 

@@ -32,14 +32,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ummaya.runtime.extensions import Registry
+from .extensions import Registry
 
 from .errors import ADAPTER_ERROR, UpstreamError
 
 if TYPE_CHECKING:
     from ummaya.model.manifest import ColumnsToRows
 
-# The extension points of this module (runtime/extensions.py): a new transform or post-processor is
+# The extension points of this module (wire/extensions.py): a new transform or post-processor is
 # one function below with its decorator; the build checks manifests' names against these.
 TRANSFORMS: Registry[Callable[[Any], Any]] = Registry("transform")
 POSTPROCESSORS: Registry[Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = Registry("post-processor")

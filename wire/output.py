@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ummaya.model.manifest import Upstream
-from ummaya.runtime.schemas import errors as schema_errors
+from .schemas import errors as schema_errors
 
 from .after import add_positions, apply_after, needs_whole_list
 from .envelopes import Parsed, default_record_path, records_of

@@ -32,7 +32,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ummaya.runtime.extensions import Registry
+from .extensions import Registry
 
 from .errors import ADAPTER_ERROR, UpstreamError
 
@@ -137,7 +137,7 @@ def _coordinates(args: Mapping[str, Any], expr: str) -> tuple[float, float]:
         ) from exc
 
 
-# -- the registry: one decorated function per resolver (runtime/extensions.py) ------------------
+# -- the registry: one decorated function per resolver (wire/extensions.py) ------------------
 
 Resolver = Callable[[str, Mapping[str, Any], dt.datetime], str]
 RESOLVERS: Registry[Resolver] = Registry("resolver")
