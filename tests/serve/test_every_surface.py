@@ -62,14 +62,14 @@ def _sse(api: Any, query: str) -> dict[str, Any]:
 
 
 def _mcp(generated: Path, db: str, query: str) -> dict[str, Any]:
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.service import TurnService
     from ummaya.runtime.mcp import McpBackend, build_server
     from ummaya.runtime.store import open_store
 
     store = open_store(db)
     try:
-        engine = build_engine(generated, store=store)
-        backend = McpBackend(lambda: engine, mode="mock", session_id="mcp-surface")
+        service = TurnService.load(generated, store=store)
+        backend = McpBackend(lambda: service, mode="mock", session_id="mcp-surface")
 
         async def go() -> Any:
             async with Client(build_server(backend)) as c:
