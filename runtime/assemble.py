@@ -1,7 +1,8 @@
 """Assemble a turn engine from the project's parts: catalog, retriever, dispatcher, planner, store.
 
-One place decides the defaults (the embedded offline planner, SQLite in the state folder, the
-deployment's retention policy), so the CLI, the chat and the server cannot drift apart.
+The defaults themselves (the embedded offline planner, SQLite in the state folder, the deployment's
+retention policy) live in one place, ``TurnService.load`` (runtime/service.py), so the surfaces,
+the evals and the suites cannot drift apart.
 """
 
 from __future__ import annotations
@@ -59,22 +60,14 @@ def build_engine(
     retention: Any = None,
     clock: Any = None,
 ) -> TurnEngine:
-    """``clock``: the engine's "now" (a callable returning an aware datetime) for the turn, the
-    offline planner and a dispatcher built here; None = the wall clock. Scenarios and evals pin it
-    (``fixed_clock``), so an answer's dates — and Mock's move to today — are the same everywhere."""
-    from .dispatch import Dispatcher
-    from .retrieve import Retriever
-    from .store import open_store
-    from .store.records import RetentionPolicy
+    """The engine of ``TurnService.load`` (runtime/service.py), for the evals and suites that
+    drive the engine itself. ``clock``: the engine's "now" (a callable returning an aware
+    datetime); None = the wall clock. Scenarios and evals pin it (``fixed_clock``), so an
+    answer's dates — and Mock's move to today — are the same everywhere."""
+    from .service import TurnService
 
-    catalog = catalog or Catalog.load(generated)
-    retriever = retriever or Retriever.load(catalog.root, catalog=catalog)
-    dispatcher = dispatcher or (Dispatcher(catalog, clock=clock) if clock is not None else Dispatcher(catalog))
-    if store == "default":
-        store = open_store(None)
-    retention = retention or RetentionPolicy.from_env()
-    planner_obj = make_planner(planner, clock=clock) if isinstance(planner, str) else planner
-    return TurnEngine(catalog, retriever, dispatcher, planner_obj, store=store, retention=retention, clock=clock)
+    return TurnService.load(generated, planner=planner, store=store, catalog=catalog, retriever=retriever,
+                            dispatcher=dispatcher, retention=retention, clock=clock).engine
 
 
 def fixed_clock(at: str) -> Any:

@@ -20,7 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.routing import Route
 
-from ..turn import TurnEngine
+from ..service import TurnService
 from .server import McpBackend, build_server
 
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
@@ -35,15 +35,14 @@ def security_settings(env: dict[str, str] | None = None) -> TransportSecuritySet
                                      allowed_origins=origins)
 
 
-class ServiceEngines:
-    """A turn engine over the serving app's active release, built per call (cheap) so that
+class ServiceTurns:
+    """The serving app's active release as a turn service, derived per call (cheap) so that
     retrieval goes through the same rerank and tool budget as ``/v1/answer``."""
 
     def __init__(self, service_of: Callable[[], Any]):
         self.service_of = service_of
 
-    def __call__(self) -> TurnEngine:
-        from ummaya.runtime.serve.api_models import Generation
+    def __call__(self) -> TurnService:
         from ummaya.runtime.serve.pipeline import RequestState, RerankingRetriever
         from ummaya.runtime.store.records import new_trace_id, utcnow
 
@@ -54,10 +53,7 @@ class ServiceEngines:
             raise MCPError(types.INTERNAL_ERROR, f"not_ready: no loaded release behind alias "
                            f"{service.settings.default_alias!r}")
         state = RequestState("mcp", new_trace_id(), utcnow())  # rerank bookkeeping only
-        retriever = RerankingRetriever(loaded, state, loaded.policy.default_top_k)
-        return TurnEngine(loaded.catalog, retriever, loaded.dispatcher, service.planner_for(Generation()),
-                          store=service.store, retention=service.settings.retention,
-                          widen_providers=loaded.policy.rerank.widen)
+        return service.turns(loaded).using(retriever=RerankingRetriever(loaded, state, loaded.policy.default_top_k))
 
 
 def mount(app: Any, service_of: Callable[[], Any], *, mode: str = "auto",
@@ -65,7 +61,7 @@ def mount(app: Any, service_of: Callable[[], Any], *, mode: str = "auto",
     """Add the MCP endpoint to ``app``; returns the session manager's lifespan, which the app's
     own lifespan must enter (a mounted sub-app's lifespan is never run by Starlette). With API
     keys on, ``ApiKeyAuth`` (runtime/serve/auth.py) guards ``/mcp`` as it guards ``/v1``."""
-    backend = McpBackend(ServiceEngines(service_of), mode=mode)  # type: ignore[arg-type]
+    backend = McpBackend(ServiceTurns(service_of), mode=mode)  # type: ignore[arg-type]
     manager = StreamableHTTPSessionManager(app=build_server(backend), security_settings=security_settings())
     app.router.routes.append(Route(path, endpoint=OwnedSessions(StreamableHTTPASGIApp(manager)),
                                    methods=["GET", "POST", "DELETE"], include_in_schema=False))

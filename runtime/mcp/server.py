@@ -1,4 +1,4 @@
-"""The MCP server: the official SDK's low-level ``Server`` over the turn engine.
+"""The MCP server: the official SDK's low-level ``Server`` over the turn service (runtime/service.py).
 
 The low-level server, not ``MCPServer``: ``MCPServer`` derives a tool's schemas from a Python
 function's signature, while here every tool's input and output schema *is* its manifest's, and
@@ -7,8 +7,9 @@ the tool set is whatever release is active.
 An adapter tool runs the turn's own stage functions for one call, nothing parallel: validate
 (the input schema), the argument checks (the personal-data guard first), the gate (consent,
 blocked, lookup-only policy), dispatch (Live / Mock / Handoff, the same client and parser) and
-project (evidence), logged as a turn and stored by the engine's trace writer. ``ask`` runs
-``engine.ask`` — the whole turn, its grounding and personal-data rules unchanged.
+project (evidence), logged as a turn and stored by the engine's trace writer
+(``TurnService.call_adapter``). ``ask`` runs ``TurnService.answer`` — the whole turn, its
+grounding and personal-data rules unchanged, as every other surface runs it.
 
 Sessions: consents and the conversation are kept per MCP connection. Over stdio that is one id
 for the process (``ummaya mcp --session``, else a fresh ``mcp-…`` id); over HTTP it is the
@@ -34,7 +35,8 @@ from ummaya.model.manifest import Manifest
 
 from ..request_context import RequestError
 from ..events import UPSTREAM_STOPS
-from ..turn import TurnEngine, TurnRequest
+from ..service import TurnService
+from ..turn import TurnRequest
 from ..turn.values import CallEnd
 from . import elicitation
 from .tool_specs import (
@@ -74,25 +76,24 @@ def new_session_id() -> str:
 
 @dataclass
 class McpBackend:
-    """Where the tools come from. ``engine`` returns the turn engine to use *now* (the server
+    """Where the tools come from. ``service`` returns the turn service to use *now* (the server
     passes the active release's, so a promotion changes the tools at once)."""
 
-    engine: Callable[[], TurnEngine]
+    service: Callable[[], TurnService]
     mode: Mode = "auto"
     session_id: str | None = None  # one fixed session (stdio); None: per HTTP session
     _tools: dict[tuple[str, str], list[types.Tool]] = field(default_factory=dict)
 
-    def tools(self, engine: TurnEngine) -> list[types.Tool]:
-        key = (engine.catalog.release_id, self.mode)
+    def tools(self, service: TurnService) -> list[types.Tool]:
+        key = (service.catalog.release_id, self.mode)
         hit = self._tools.get(key)
         if hit is None:
-            d = engine.dispatcher
-            hit = [tool_for(m, d.resolve_tier(m.id, self.mode)) for m in
-                   (engine.catalog.adapters[i] for i in engine.catalog.ids)] + [ask_tool()]
+            hit = [tool_for(m, service.resolve_tier(m.id, self.mode)) for m in
+                   (service.catalog.adapters[i] for i in service.catalog.ids)] + [ask_tool()]
             self._tools = {key: hit}  # the previous release's list is never needed again
         return hit
 
-    def session_for(self, ctx: Any, params: Any, engine: TurnEngine) -> str:
+    def session_for(self, ctx: Any, params: Any, service: TurnService) -> str:
         """The consent and conversation session of this call, never one a client made up:
         the fixed one (stdio); the transport's session (HTTP before 2026-07-28 — the SDK issues
         uuid4 ids and refuses unknown ones); the session a consent question was asked in (its
@@ -109,10 +110,10 @@ class McpBackend:
             # The SDK serves a session id only to the API key that opened it (http.py sets the
             # scope's user); the key's fingerprint is in the consent session's name too.
             return f"mcp-http-{_owned(owner, sid)}"
-        asked = elicitation.session_from_state(params, elicitation.state_secret(engine.store), owner)
+        asked = elicitation.session_from_state(params, elicitation.state_secret(service.store), owner)
         if asked:
             return asked
-        store = engine.store
+        store = service.store
         if params.name != ASK_TOOL or store is None or not hasattr(store, "issue_session"):
             return EPHEMERAL + new_session_id()[len("mcp-"):]
         given = (params.arguments or {}).get("session_id")
@@ -168,8 +169,8 @@ class ToolRunner:
         self.backend = backend
 
     # -- one adapter call, through the engine's own stages -----------------------------------------
-    async def adapter(self, engine: TurnEngine, m: Manifest, args: dict[str, Any], session_id: str) -> Outcome:
-        """The engine's own stages for one call (``TurnEngine.call_adapter``); only the planner is
+    async def adapter(self, service: TurnService, m: Manifest, args: dict[str, Any], session_id: str) -> Outcome:
+        """The turn's own stages for one call (``TurnService.call_adapter``); only the planner is
         missing: the MCP host proposed the call."""
         blocked: list[Manifest | None] = [None]
 
@@ -182,7 +183,7 @@ class ToolRunner:
         # The host is the citizen's agent here: the arguments are what the citizen gave it, so
         # argument provenance reads them as the citizen's words (the guard still decides where
         # personal data may go). Korean first: the request is a tool call, not a sentence.
-        await engine.call_adapter(m, args, session_id=session_id, mode=self.backend.mode,
+        await service.call_adapter(m, args, session_id=session_id, mode=self.backend.mode,
                                   request=f"mcp tools/call {m.id}", planner="mcp", render=render,
                                   citizen_texts=[json.dumps(args, ensure_ascii=False)], language="ko")
         return Outcome(outcome[0], blocked[0])
@@ -216,7 +217,7 @@ class ToolRunner:
             **meta, "ummaya/error": reason, "ummaya/error_code": error.get("code")}), None
 
     # -- a whole turn --------------------------------------------------------------------------
-    async def ask(self, engine: TurnEngine, args: dict[str, Any], session_id: str) -> Outcome:
+    async def ask(self, service: TurnService, args: dict[str, Any], session_id: str) -> Outcome:
         from ummaya.wire.schemas import errors as schema_errors
 
         problems = [f"ask.{'/'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}"
@@ -224,7 +225,7 @@ class ToolRunner:
         if problems:
             return Outcome(error_result("invalid_arguments", "; ".join(problems)))
         try:
-            r = await engine.ask(TurnRequest(args["query"], session_id=session_id, mode=self.backend.mode,
+            r = await service.answer(TurnRequest(args["query"], session_id=session_id, mode=self.backend.mode,
                                              context_budget_tokens=args.get("context_tokens")))
         except RequestError as exc:
             return Outcome(error_result(exc.code, exc.message))
@@ -239,37 +240,37 @@ class ToolRunner:
         if r.stop_reason == "consent_required":
             aid = next((e.data["adapter_id"] for e in reversed(r.events)
                         if e.type == "permission" and e.data.get("decision") == "consent_required"), None)
-            blocked = engine.catalog.adapters.get(aid) if aid else None
+            blocked = service.catalog.adapters.get(aid) if aid else None
         return Outcome(result, blocked)
 
     # -- the tools/call handler, consent included -------------------------------------------------
     async def call(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
-        engine = self.backend.engine()
+        service = self.backend.service()
         name, args = params.name, dict(params.arguments or {})
-        if name != ASK_TOOL and name not in engine.catalog.adapters:
+        if name != ASK_TOOL and name not in service.catalog.adapters:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{name}' (tools/list names them)")
         try:
-            session_id = self.backend.session_for(ctx, params, engine)
+            session_id = self.backend.session_for(ctx, params, service)
         except SessionNotFound:
             return error_result("session_not_found", "no such session: session ids are issued by the "
                                 "server (omit session_id to start a new conversation) / 그런 세션이 "
                                 "없습니다. session_id 없이 보내면 새 대화가 시작됩니다.")
         declined: set[str] = set()
-        secret = elicitation.state_secret(engine.store)
+        secret = elicitation.state_secret(service.store)
         owner = caller_of(ctx)
-        for adapter_id, ok in elicitation.answers(params, session_id, secret, engine.store, owner).items():
-            m = engine.catalog.adapters.get(adapter_id)
+        for adapter_id, ok in elicitation.answers(params, session_id, secret, service.store, owner).items():
+            m = service.catalog.adapters.get(adapter_id)
             if m is None or m.permission.consent is None:
                 continue
             if ok:
-                engine.grant(session_id, m)
+                service.grant(session_id, m)
             else:
                 declined.add(adapter_id)
 
         async def run() -> Outcome:
             if name == ASK_TOOL:
-                return await self.ask(engine, args, session_id)
-            return await self.adapter(engine, engine.catalog.adapters[name], args, session_id)
+                return await self.ask(service, args, session_id)
+            return await self.adapter(service, service.catalog.adapters[name], args, session_id)
 
         outcome = await run()
         m = outcome.consent_for
@@ -280,12 +281,12 @@ class ToolRunner:
         if not elicitation.supports_elicitation(ctx.session):
             return outcome.result
         if ctx.protocol_version and is_version_at_least(ctx.protocol_version, MODERN):
-            return elicitation.input_required(m, session_id, secret, engine.store, owner)
+            return elicitation.input_required(m, session_id, secret, service.store, owner)
         answer = await ctx.session.elicit_form(message=elicitation.message(m), requested_schema=elicitation.SCHEMA,
                                               related_request_id=ctx.request_id)
         if not elicitation.agreed(answer):
             return _refused(m, outcome.result)
-        engine.grant(session_id, m)
+        service.grant(session_id, m)
         return (await run()).result
 
 
@@ -312,16 +313,16 @@ def build_server(backend: McpBackend) -> Server[Any]:
     runner = ToolRunner(backend)
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=backend.tools(backend.engine()))
+        return types.ListToolsResult(tools=backend.tools(backend.service()))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
         return await runner.call(ctx, params)
 
     def input_schema(name: str) -> dict[str, Any] | None:
-        engine = backend.engine()
+        service = backend.service()
         if name == ASK_TOOL:
             return ask_tool().input_schema
-        m = engine.catalog.adapters.get(name)
+        m = service.catalog.adapters.get(name)
         return m.input_schema if m is not None else None
 
     from importlib.metadata import version

@@ -178,6 +178,17 @@ class Service:
             return release, False
         return release, True
 
+    # -- the turn service of a release
+    def turns(self, loaded: Any) -> Any:
+        """The release's ``TurnService`` (runtime/service.py) on this server's store and retention
+        policy, with the offline planner; a request derives its own with ``using`` (its reranking
+        retriever, the planner it names)."""
+        from ummaya.runtime.service import TurnService
+
+        return TurnService(loaded.catalog, loaded.retriever, loaded.dispatcher, self.planner_for(M.Generation()),
+                           store=self.store, retention=self.settings.retention,
+                           widen_providers=loaded.policy.rerank.widen)
+
     # -- planners
     def planner_for(self, gen: M.Generation) -> Any:
         if gen.planner == "offline":

@@ -8,13 +8,14 @@ retrieval policy, query normalisation, consents, planner configuration) and rais
 terminal ``completed`` or ``error``. The SSE response writes them as they come; the JSON response
 folds the same events (answer = the concatenated deltas), so the two cannot disagree.
 
-The turn engine (runtime/turn/) is used as is, wrapped rather than changed:
+The turn runs on the release's ``TurnService`` (runtime/service.py, ``Service.turns``), the one
+every surface uses, derived for this request rather than changed:
 
 * a per-request retriever wrapper asks the release's retriever for the rerank *pool*, reranks it
   and applies the budget (rerank.py), and records the retrieving/reranking/generating states;
-* the engine runs in its own task and its events are forwarded as they come (tool calls and
+* the turn runs in its own task and its events are forwarded as they come (tool calls and
   evidence as they happen; the answer's deltas once the engine has checked and framed it);
-* the engine is told not to write traces (``write_traces=False``): this module's writer adds the
+* the service is told not to write traces (``write_traces=False``): this module's writer adds the
   serving states, the release alias, the rerank report and the public error code, and writes off
   the event loop.
 """
@@ -32,7 +33,7 @@ from typing import Any
 
 from ummaya.runtime.request_context import RequestError, clean_request, detect_language
 from ummaya.runtime.events import UPSTREAM_STOPS
-from ummaya.runtime.turn import TurnEngine, TurnRequest
+from ummaya.runtime.turn import TurnRequest
 
 from .api_errors import ApiError, error_body, provider_error
 from .rerank import apply_budget, rerank
@@ -291,14 +292,12 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
     seen_events: list[Any] = []
-    engine = TurnEngine(p.loaded.catalog, RerankingRetriever(p.loaded, state, p.top_k),
-                        p.loaded.dispatcher, p.planner, store=service.store,
-                        retention=service.settings.retention,
-                        widen_providers=p.loaded.policy.rerank.widen, write_traces=False)
+    turns = service.turns(p.loaded).using(retriever=RerankingRetriever(p.loaded, state, p.top_k),
+                                          planner=p.planner, write_traces=False)
 
     async def drive() -> None:
         try:
-            async for e in engine.run(p.turn, sink=results.append):
+            async for e in turns.stream(p.turn, sink=results.append):
                 queue.put_nowait(("engine", e))
                 if live and e.type in STAGE_ENDS:
                     # A turn on mock dispatch never waits on I/O; at each stage boundary let the

@@ -37,11 +37,11 @@ def store(sqlite_url: str) -> Iterator[Any]:
 @pytest.fixture
 def backend(generated: Path, store: Any) -> Any:
     """Mock mode on the test build, one fixed session (as `ummaya mcp` has)."""
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.service import TurnService
     from ummaya.runtime.mcp import McpBackend
 
-    engine = build_engine(generated, store=store)
-    return McpBackend(lambda: engine, mode="mock", session_id="mcp-test-session")
+    service = TurnService.load(generated, store=store)
+    return McpBackend(lambda: service, mode="mock", session_id="mcp-test-session")
 
 
 def text_of(result: Any) -> str:

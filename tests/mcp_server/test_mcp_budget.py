@@ -24,11 +24,11 @@ class Recording:
 
 
 def test_ask_passes_context_tokens_to_the_planner(generated: Path, store: Any) -> None:
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.service import TurnService
 
     planner = Recording()
-    engine = build_engine(generated, store=store, planner=planner)
-    backend = McpBackend(lambda: engine, mode="mock", session_id="mcp-budget")
+    service = TurnService.load(generated, store=store, planner=planner)
+    backend = McpBackend(lambda: service, mode="mock", session_id="mcp-budget")
 
     async def go() -> Any:
         async with Client(build_server(backend)) as c:

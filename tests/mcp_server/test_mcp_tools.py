@@ -67,12 +67,12 @@ def test_annotations_follow_primitive_and_gate(backend: Any, generated: Any) -> 
 
 
 def test_open_world_only_where_the_call_would_go_live(generated: Any, store: Any, monkeypatch: Any) -> None:
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.service import TurnService
     from ummaya.runtime.mcp import McpBackend
 
     monkeypatch.setenv("DATA_GO_KR_SERVICE_KEY", "test-key-never-sent")
-    engine = build_engine(generated, store=store)
-    tools = listed(McpBackend(lambda: engine, mode="auto", session_id="s"))
+    service = TurnService.load(generated, store=store)
+    tools = listed(McpBackend(lambda: service, mode="auto", session_id="s"))
     assert tools["nmc_emergency_rooms"].annotations.open_world_hint is True  # has its key: Live
     assert "Tier: Live" in tools["nmc_emergency_rooms"].description
     assert tools["kakao_keyword_search"].annotations.open_world_hint is False  # no Kakao key: Mock
@@ -200,8 +200,8 @@ def test_consent_granted_outside_mcp_is_honoured(backend: Any, store: Any) -> No
     """What ``ummaya consent grant`` writes (the store's grant API) lets the next call run."""
     from ummaya.runtime.catalog import Catalog
 
-    m = backend.engine().catalog.get("mobile_id_verify")
-    assert isinstance(backend.engine().catalog, Catalog)
+    m = backend.service().catalog.get("mobile_id_verify")
+    assert isinstance(backend.service().catalog, Catalog)
     c = m.permission.consent
     store.grant_consent("mcp-test-session", m.id, purpose=c.purpose.ko, data_items=list(c.data_items),
                         retention=c.retention.ko, refusal=c.refusal.ko)
@@ -273,12 +273,12 @@ def test_personal_data_never_reaches_a_lookup(backend: Any, store: Any) -> None:
 def test_a_question_asked_by_one_worker_is_answered_at_another(generated: Any, store: Any) -> None:
     """Stateless HTTP may send the retried call to another worker: the requestState MAC is keyed
     from the ledger key every worker shares, so the answer counts there (and is recorded once)."""
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.service import TurnService
     from ummaya.runtime.mcp import McpBackend
 
     def worker() -> Any:
-        engine = build_engine(generated, store=store)
-        return build_server(McpBackend(lambda: engine, mode="mock", session_id="mcp-shared"))
+        service = TurnService.load(generated, store=store)
+        return build_server(McpBackend(lambda: service, mode="mock", session_id="mcp-shared"))
 
     async def never(ctx: Any, params: Any) -> types.ElicitResult:  # declares the capability
         raise AssertionError("the test answers the question itself")

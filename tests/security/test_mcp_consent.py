@@ -34,10 +34,10 @@ async def _never(ctx: Any, params: Any) -> types.ElicitResult:  # declares the c
 
 @pytest.fixture
 def backend(generated, store):  # noqa: F811
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.service import TurnService
 
-    engine = build_engine(generated, store=store)
-    return McpBackend(lambda: engine, mode="mock", session_id="mcp-citizen")
+    service = TurnService.load(generated, store=store)
+    return McpBackend(lambda: service, mode="mock", session_id="mcp-citizen")
 
 
 def grants(store) -> list:  # noqa: F811

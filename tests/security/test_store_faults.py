@@ -138,12 +138,12 @@ def test_a_lone_surrogate_in_an_mcp_argument_is_traced(generated, store) -> None
     import anyio
     from mcp import Client
 
-    from ummaya.runtime.assemble import build_engine
+    from ummaya.runtime.service import TurnService
     from ummaya.runtime.mcp import McpBackend
     from ummaya.runtime.mcp.server import build_server
 
-    engine = build_engine(generated, store=store)
-    backend = McpBackend(lambda: engine, mode="mock", session_id="mcp-s")
+    service = TurnService.load(generated, store=store)
+    backend = McpBackend(lambda: service, mode="mock", session_id="mcp-s")
 
     async def go():
         async with Client(build_server(backend)) as c:

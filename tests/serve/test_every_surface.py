@@ -2,12 +2,18 @@
 MCP's `ask` tool run the same turn on the same release, so they make the same calls (adapter,
 tier, status), stop for the same reason, agree on grounding and speak the same language.
 
-Each surface is a renderer of the engine's outcome; a surface that built its own turn (another
-retriever, another language guess, another stop) would show up here as a difference."""
+Each surface is a renderer of the one turn service (runtime/service.py); a surface that built its
+own turn (another retriever, another language guess, another stop) would show up here as a
+difference. The requests are the first turns of every scenario the project has
+(registry/scenarios/*.yaml, with their mode, policy and up-front consents), run in process; one
+case also goes through the installed ``ummaya`` command in a subprocess."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,70 +22,104 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from .conftest import parse_sse
+from .conftest import client, parse_sse
 
-# First turns of different shapes: a place then a find, a question back, nothing in scope, English,
-# Korean with English words, a protected check (consent first), a handoff.
-REQUESTS = [
-    "동아대 승학캠퍼스 근처 응급실 알려줘",
-    "근처 응급실",
-    "카카오톡 백업하는 법",
-    "Where is the nearest pharmacy to Busan Station?",
-    "서울대병원 ER notice 확인, 소아 진료 안 된대?",
-    "모바일 신분증으로 본인 확인해줘",
-    "여권 재발급 신청해줘",
-]
+REPO = Path(__file__).resolve().parents[2]
+PARTS = 4  # the cases run in this many slices, so that parallel workers share them
+KEYS = ("DATA_GO_KR_SERVICE_KEY", "KAKAO_REST_API_KEY", "JUSO_CONFM_KEY", "SGIS_CONSUMER_KEY", "SGIS_CONSUMER_SECRET")
+
+
+@dataclass(frozen=True)
+class Case:
+    request: str
+    mode: str
+    policy: str | None
+    consents: tuple[str, ...]
+
+
+def first_turns() -> list[Case]:
+    """Each scenario's first turn as a request, once per distinct request, in scenario order."""
+    from ummaya.runtime.scenarios import load_scenarios
+
+    seen: dict[Case, None] = {}
+    for _path, sc in load_scenarios(REPO):
+        turn = sc.all_turns()[0]
+        consents = tuple(dict.fromkeys([*sc.consents, *turn.consents]))
+        seen.setdefault(Case(turn.request, sc.mode, sc.policy, consents), None)
+    return list(seen)
+
+
+CASES = first_turns()
+# All of them take ~95 s on two workers; the test runs a stated, deterministic half: every other
+# first turn in scenario order, plus every one that carries consents, a policy or another mode.
+SAMPLE = [c for i, c in enumerate(CASES) if i % 2 == 0 or c.consents or c.policy or c.mode != "mock"]
 
 
 def _calls(calls: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return [(c["adapter_id"], c["tier"], c["status"]) for c in calls]
 
 
-def _cli(root: Path, db: str, query: str) -> dict[str, Any]:
+def _seen(j: dict[str, Any]) -> dict[str, Any]:
+    return {"calls": _calls(j["calls"]), "stop_reason": j["stop_reason"], "grounded": j["grounded"],
+            "language": j["language"]}
+
+
+def _cli_args(case: Case, db: str) -> list[str]:
+    args = ["ask", "--json", "--mode", case.mode, "--db", db]
+    args += [a for c in case.consents for a in ("--consent", c)]
+    if case.policy:
+        args += ["--policy", case.policy]
+    return [*args, case.request]
+
+
+def _cli(root: Path, db: str, case: Case) -> dict[str, Any]:
     from ummaya.cli import main
 
-    done = CliRunner().invoke(main, ["ask", "--json", "--mode", "mock", "--root", str(root), "--db", db, query])
+    done = CliRunner().invoke(main, [*_cli_args(case, db), "--root", str(root)])
     assert done.exit_code == 0, done.output
-    j = json.loads(done.stdout)
-    return {"calls": _calls(j["calls"]), "stop_reason": j["stop_reason"], "grounded": j["grounded"],
-            "language": j["language"]}
+    return _seen(json.loads(done.stdout))
 
 
-def _json(api: Any, query: str) -> dict[str, Any]:
-    j = api.post("/v1/answer", json={"query": query, "mode": "mock"}).json()
-    return {"calls": _calls(j["calls"]), "stop_reason": j["stop_reason"], "grounded": j["grounded"],
-            "language": j["language"]}
+def _body(case: Case, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"query": case.request, "mode": case.mode, "consents": list(case.consents), **extra}
+    if case.policy:
+        body["policy"] = case.policy
+    return body
 
 
-def _sse(api: Any, query: str) -> dict[str, Any]:
-    events = parse_sse(api.post("/v1/answer", json={"query": query, "mode": "mock", "stream": True}).text)
+def _json(api: Any, case: Case) -> dict[str, Any]:
+    r = api.post("/v1/answer", json=_body(case))
+    if r.status_code != 200:  # an upstream stop is an API error, which carries no calls
+        return {"stop_reason": r.json()["error"]["code"]}
+    return _seen(r.json())
+
+
+def _sse(api: Any, case: Case) -> dict[str, Any]:
+    events = parse_sse(api.post("/v1/answer", json=_body(case, stream=True)).text)
     done = events[-1]["data"]
+    if events[-1]["event"] == "error":
+        return {"stop_reason": done["error"]["code"]}
     assert events[-1]["event"] == "completed", events[-1]
     # The stream's opening words and its end speak of the same request.
     assert events[0]["data"].get("language", done["language"]) == done["language"], (events[0], done)
-    return {"calls": _calls(done["calls"]), "stop_reason": done["stop_reason"], "grounded": done["grounded"],
-            "language": done["language"]}
+    return _seen(done)
 
 
-def _mcp(generated: Path, db: str, query: str) -> dict[str, Any]:
-    from ummaya.runtime.assemble import build_engine
+def _mcp(service: Any, case: Case, n: int) -> dict[str, Any]:
+    """MCP's ``ask`` in a session of its own, its consents given up front as a host's consent
+    dialog would have given them."""
     from ummaya.runtime.mcp import McpBackend, build_server
-    from ummaya.runtime.store import open_store
 
-    store = open_store(db)
-    try:
-        engine = build_engine(generated, store=store)
-        backend = McpBackend(lambda: engine, mode="mock", session_id="mcp-surface")
+    session = f"mcp-surface-{n}"
+    for adapter_id in case.consents:
+        service.grant(session, service.catalog.adapters[adapter_id])
+    backend = McpBackend(lambda: service, mode=case.mode, session_id=session)  # type: ignore[arg-type]
 
-        async def go() -> Any:
-            async with Client(build_server(backend)) as c:
-                return await c.call_tool("ask", {"query": query})
+    async def go() -> Any:
+        async with Client(build_server(backend)) as c:
+            return await c.call_tool("ask", {"query": case.request})
 
-        s = anyio.run(go).structured_content
-    finally:
-        store.close()
-    calls = [(c["adapter_id"], c["tier"], c["status"]) for c in s["calls"]]
-    return {"calls": calls, "stop_reason": s["stop_reason"], "grounded": s["grounded"], "language": s["language"]}
+    return _seen(anyio.run(go).structured_content)
 
 
 @pytest.fixture
@@ -90,16 +130,73 @@ def project(generated: Path, tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("query", REQUESTS)
-def test_the_same_request_is_the_same_turn_on_every_surface(query: str, api: Any, generated: Path,
-                                                             project: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("DATA_GO_KR_SERVICE_KEY", "KAKAO_REST_API_KEY", "JUSO_CONFM_KEY", "SGIS_CONSUMER_KEY", "SGIS_CONSUMER_SECRET"):
+@pytest.fixture
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in KEYS:
         monkeypatch.delenv(var, raising=False)
-    seen = {
-        "cli": _cli(project, f"sqlite:///{tmp_path / 'cli.sqlite3'}", query),
-        "json": _json(api, query),
-        "sse": _sse(api, query),
-        "mcp": _mcp(generated, f"sqlite:///{tmp_path / 'mcp.sqlite3'}", query),
-    }
-    assert all(v == seen["cli"] for v in seen.values()), json.dumps(seen, ensure_ascii=False, indent=1)
+
+
+def disagreement(seen: dict[str, dict[str, Any]]) -> bool:
+    """Whether the surfaces ran different turns. The server ranks candidates with its reranker
+    (runtime/serve/rerank.py) where the local surfaces take the retriever's order, so across
+    those two the adapter chosen may differ — but only as a reranking: the same number of calls,
+    ending the same way, on the same stop, grounding and language. Within each side, and for
+    everything but the adapter ids, the surfaces must be identical."""
+    local = [v for k, v in seen.items() if k in ("cli", "mcp")]
+    served = [v for k, v in seen.items() if k in ("json", "sse")]
+    if any(v != local[0] for v in local) or any(v != served[0] for v in served):
+        return True
+    a, b = local[0], served[0]
+    if "calls" not in b:  # the API's error names only the stop
+        return a["stop_reason"] != b["stop_reason"]
+    ends = [[(t, s) for _, t, s in v["calls"]] for v in (a, b)]
+    return ends[0] != ends[1] or any(a[k] != b[k] for k in ("stop_reason", "grounded", "language"))
+
+
+def test_the_scenarios_give_cases_of_every_kind() -> None:
+    """The set is the project's scenarios, with what makes a first turn differ on a surface."""
+    assert len(SAMPLE) >= 100
+    assert any(c.consents for c in SAMPLE) and any(c.policy for c in SAMPLE)
+    assert {c.mode for c in SAMPLE} >= {"mock", "live"}
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_every_first_turn_is_the_same_turn_on_every_surface(part: int, generated: Path, project: Path,
+                                                           tmp_path: Path, no_keys: None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from ummaya.runtime.service import TurnService
+    from ummaya.runtime.store import open_store
+
+    store = open_store(f"sqlite:///{tmp_path / 'local.sqlite3'}")
+    local = TurnService.load(generated, store=store)
+    # The CLI's own assembly is TurnService.load; loading the catalog once per case would make
+    # this test a catalog-loading benchmark, so the in-process CLI gets the loaded service.
+    monkeypatch.setattr(TurnService, "load", classmethod(lambda cls, *a, **k: local))
+    differ: list[dict[str, Any]] = []
+    try:
+        with client(generated, f"sqlite:///{tmp_path / 'serve.sqlite3'}", tmp_path) as api:
+            for n, case in enumerate(SAMPLE[part::PARTS]):
+                seen = {"cli": _cli(project, "sqlite:///unused", case), "json": _json(api, case),
+                        "sse": _sse(api, case)}
+                if case.policy is None:  # MCP's ask carries no session policy
+                    seen["mcp"] = _mcp(local, case, n)
+                if disagreement(seen):
+                    differ.append({"case": case.__dict__ | {"consents": list(case.consents)}, **seen})
+    finally:
+        store.close()
+    assert not differ, json.dumps(differ, ensure_ascii=False, indent=1)
+
+
+def test_the_installed_command_is_the_same_turn_as_the_api(generated: Path, project: Path, tmp_path: Path,
+                                                           no_keys: None, api: Any) -> None:
+    """One case through ``ummaya ask --json`` in its own process: nothing in process hides a
+    difference of start-up (environment, entry point, default store)."""
+    import os
+
+    case = next(c for c in CASES if c.consents)
+    env = {k: v for k, v in os.environ.items() if k not in KEYS}
+    command = Path(sys.executable).with_name("ummaya")
+    done = subprocess.run([str(command), *_cli_args(case, f"sqlite:///{tmp_path / 'cli.sqlite3'}"),
+                           "--root", str(project)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not disagreement({"cli": _seen(json.loads(done.stdout)), "json": _json(api, case)})

@@ -30,21 +30,21 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
         top_k: int, db: str | None, root: str | None) -> None:
     """Ask for a public-service outcome, e.g. ummaya ask "동아대 승학캠퍼스 근처 응급실 알려줘"."""
     from ummaya.paths import generated_dir
-    from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.request_context import RequestError
     from ummaya.runtime.plan.protocol import ProviderError
+    from ummaya.runtime.service import TurnService
     from ummaya.runtime.turn import TurnRequest
 
     if query == "-":
         query = sys.stdin.read()
     try:
         planner_obj = make_model_planner(planner, base_url, model, profile, fallback, timeout_s, context_tokens)
-        engine = build_engine(generated_dir(root), planner=planner_obj, store=open_db(db))  # type: ignore[arg-type]
-        unknown = [c for c in consents if c not in engine.catalog.adapters]
+        service = TurnService.load(generated_dir(root), planner=planner_obj, store=open_db(db))
+        unknown = [c for c in consents if c not in service.catalog.adapters]
         if unknown:
             raise click.BadParameter(f"unknown adapter id(s): {', '.join(unknown)}", param_hint="--consent")
-        result = asyncio.run(engine.ask(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k,  # type: ignore[arg-type]
+        result = asyncio.run(service.answer(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k,  # type: ignore[arg-type]
                                                     policy=policy, context_budget_tokens=context_tokens, deadline_s=deadline_s)))
     except RequestError as exc:
         if as_json:
@@ -63,7 +63,7 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
         raise SystemExit(3) from exc
     from ._operator import echo_notes, operator_notes
 
-    notes = operator_notes(engine.catalog, result.calls, result.stop_reason, mode=mode, error=result.error)
+    notes = operator_notes(service.catalog, result.calls, result.stop_reason, mode=mode, error=result.error)
     if as_json:  # a program reads this: the notes are for a person at a terminal
         emit_json(result.to_json())
         return

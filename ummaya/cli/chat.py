@@ -29,21 +29,21 @@ def chat(mode: str, planner: str, base_url: str | None, model: str | None, profi
     from rich.prompt import Confirm, Prompt
 
     from ummaya.paths import generated_dir
-    from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.request_context import RequestError
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.plan.protocol import ProviderError
+    from ummaya.runtime.service import TurnService
 
     console = Console()
     try:
         planner_obj = make_model_planner(planner, base_url, model, profile, fallback, timeout_s, context_tokens)
-        engine = build_engine(generated_dir(root), planner=planner_obj, store=open_db(db))  # type: ignore[arg-type]
+        service = TurnService.load(generated_dir(root), planner=planner_obj, store=open_db(db))
     except CatalogError as exc:
         fail(f"error [catalog_missing]: {exc}", 2)
     except ProviderError as exc:
         fail(f"error [{exc.code}]: {exc.message}", 2)
     session_id = session_id or f"chat-{uuid.uuid4().hex[:12]}"
-    console.print(f"[dim]UMMAYA · session {session_id} · release {engine.catalog.release_id[:12]} · planner {planner}"
+    console.print(f"[dim]UMMAYA · session {session_id} · release {service.catalog.release_id[:12]} · planner {planner}"
                   + (f" · policy {policy}" if policy else "") + "[/dim]")
     while True:
         try:
@@ -55,7 +55,7 @@ def chat(mode: str, planner: str, base_url: str | None, model: str | None, profi
         consents: tuple[str, ...] = ()
         while True:
             try:
-                stop = asyncio.run(_turn(engine, console, query, session_id, mode, consents, policy,
+                stop = asyncio.run(_turn(service, console, query, session_id, mode, consents, policy,
                                          context_tokens, deadline_s))
             except RequestError as exc:
                 console.print(f"[red]{exc.code}[/red]: {exc.message}")
@@ -70,7 +70,7 @@ def chat(mode: str, planner: str, base_url: str | None, model: str | None, profi
             break
 
 
-async def _turn(engine, console, query: str, session_id: str, mode: str, consents: tuple[str, ...],
+async def _turn(service, console, query: str, session_id: str, mode: str, consents: tuple[str, ...],
                 policy: str | None = None, context_tokens: int | None = None, deadline_s: float | None = None):
     from ummaya.runtime.turn import TurnRequest
 
@@ -79,7 +79,7 @@ async def _turn(engine, console, query: str, session_id: str, mode: str, consent
     pending_consent = None
     stop = None
     calls: list[dict] = []
-    async for e in engine.run(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy,  # type: ignore[arg-type]
+    async for e in service.stream(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy,  # type: ignore[arg-type]
                                           context_budget_tokens=context_tokens, deadline_s=deadline_s)):
         d = e.data
         if e.type == "call_started":
@@ -98,5 +98,5 @@ async def _turn(engine, console, query: str, session_id: str, mode: str, consent
             stop = (d["stop_reason"], pending_consent)
             # The chat asks for consent itself; the other notes are the operator's (stderr).
             reason = d["stop_reason"] if d["stop_reason"] != "consent_required" else "completed"
-            echo_notes(operator_notes(engine.catalog, calls, reason, mode=mode))
+            echo_notes(operator_notes(service.catalog, calls, reason, mode=mode))
     return stop

@@ -29,20 +29,20 @@ def mcp(mode: str, session_id: str | None, planner: str, db: str | None, root: s
     import anyio
 
     from ummaya.paths import generated_dir
-    from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.mcp import McpBackend, run_stdio
     from ummaya.runtime.mcp.server import new_session_id
+    from ummaya.runtime.service import TurnService
     from ummaya.runtime.store import open_store
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        engine = build_engine(generated_dir(root), planner=planner, store=open_store(db))  # type: ignore[arg-type]
+        service = TurnService.load(generated_dir(root), planner=planner, store=open_store(db))
     except CatalogError as exc:
         click.echo(f"error [catalog_missing]: {exc}", err=True)
         raise SystemExit(2) from exc
     session = session_id or new_session_id()
-    click.echo(f"ummaya mcp: {len(engine.catalog.adapters)} adapter tools + ask · release "
-               f"{engine.catalog.release_id[:12]} · mode {mode} · session {session}", err=True)
-    backend = McpBackend(lambda: engine, mode=mode, session_id=session)  # type: ignore[arg-type]
+    click.echo(f"ummaya mcp: {len(service.catalog.adapters)} adapter tools + ask · release "
+               f"{service.catalog.release_id[:12]} · mode {mode} · session {session}", err=True)
+    backend = McpBackend(lambda: service, mode=mode, session_id=session)  # type: ignore[arg-type]
     anyio.run(run_stdio, backend)

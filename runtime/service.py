@@ -1,0 +1,109 @@
+"""The one turn API: ``TurnService`` assembles the turn engine from a compiled catalog and runs a
+turn, or one adapter call proposed by an MCP host, through the same stages.
+
+Every surface is a renderer of what it returns: the CLI (``ask``, ``chat``), ``POST /v1/answer``
+(JSON folds the very events SSE streams), MCP (``ask`` and the adapter tools) and the page (which
+reads the SSE stream). No surface builds an engine of its own, so none can pick another retriever,
+language or stop for the same request (tests/serve/test_every_surface.py holds them to that).
+
+A service is cheap to derive: ``using(retriever=…, planner=…)`` gives one for a single request
+(the server's per-request reranking retriever, the planner a request names) over the same catalog,
+dispatcher and store. Its engine is built once and kept, so sessions and consents held in memory
+(no store) last as long as the service does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ummaya.model.manifest import Manifest
+
+from .catalog import Catalog
+from .events import Event
+from .turn import TurnEngine, TurnRequest, TurnResult
+from .turn.values import CallEnd
+
+
+@dataclass
+class TurnService:
+    """A compiled catalog with what a turn runs on: retriever, dispatcher, planner, store, the
+    retention policy and the clock (None = the wall clock). ``write_traces=False``: the caller
+    writes a richer trace itself (the server adds its serving states and public error code)."""
+
+    catalog: Catalog
+    retriever: Any
+    dispatcher: Any
+    planner: Any
+    store: Any = None
+    retention: Any = None
+    clock: Callable[[], Any] | None = None
+    widen_providers: int = 2
+    write_traces: bool = True
+
+    @classmethod
+    def load(cls, generated: Path | None = None, *, planner: Any = "offline", store: Any = "default",
+             catalog: Catalog | None = None, retriever: Any = None, dispatcher: Any = None,
+             retention: Any = None, clock: Any = None) -> TurnService:
+        """The defaults every local surface shares: the catalog under ``generated`` (or the one
+        given), its retriever, a dispatcher on ``clock``, SQLite in the state folder
+        (``store="default"``; None keeps sessions in memory), the deployment's retention policy
+        and the named planner (``"offline"``, ``"openai"``) or a planner object."""
+        from .assemble import make_planner
+        from .dispatch import Dispatcher
+        from .retrieve import Retriever
+        from .store import open_store
+        from .store.records import RetentionPolicy
+
+        catalog = catalog or Catalog.load(generated)
+        retriever = retriever or Retriever.load(catalog.root, catalog=catalog)
+        dispatcher = dispatcher or (Dispatcher(catalog, clock=clock) if clock is not None else Dispatcher(catalog))
+        if store == "default":
+            store = open_store(None)
+        planner_obj = make_planner(planner, clock=clock) if isinstance(planner, str) else planner
+        return cls(catalog, retriever, dispatcher, planner_obj, store=store,
+                   retention=retention or RetentionPolicy.from_env(), clock=clock)
+
+    def using(self, **changes: Any) -> TurnService:
+        """The same service with some parts swapped (a request's retriever or planner)."""
+        return dataclasses.replace(self, **changes)
+
+    @cached_property
+    def engine(self) -> TurnEngine:
+        return TurnEngine(self.catalog, self.retriever, self.dispatcher, self.planner, store=self.store,
+                          retention=self.retention, widen_providers=self.widen_providers,
+                          write_traces=self.write_traces, clock=self.clock)
+
+    # -- a turn ---------------------------------------------------------------------------------
+    def stream(self, request: TurnRequest,
+               sink: Callable[[TurnResult], None] | None = None) -> AsyncIterator[Event]:
+        """The turn's events as they happen, ``stop`` last; ``sink`` receives the outcome they
+        fold into. Raises ``RequestError`` before the first event for a request that cannot
+        start a turn (empty, too long)."""
+        return self.engine.run(request, sink=sink)
+
+    async def answer(self, request: TurnRequest) -> TurnResult:
+        """The whole turn: its typed outcome (the trace is written as the turn ends)."""
+        return await self.engine.ask(request)
+
+    # -- one adapter call (MCP) ---------------------------------------------------------------------
+    async def call_adapter(self, m: Manifest, arguments: dict[str, Any], *, session_id: str, mode: Any,
+                           request: str, citizen_texts: list[str], planner: str,
+                           render: Callable[[CallEnd], str], language: str = "ko") -> CallEnd:
+        """One call the planner did not propose, through the turn's own stages
+        (``TurnEngine.call_adapter``); ``render`` writes the text the trace keeps as the answer."""
+        end, _turn = await self.engine.call_adapter(
+            m, arguments, session_id=session_id, mode=mode, request=request,
+            citizen_texts=citizen_texts, planner=planner, render=render, language=language)
+        return end
+
+    def grant(self, session_id: str, m: Manifest) -> str:
+        """Record the citizen's consent to ``m`` in ``session_id`` (hash-chained with a store)."""
+        return self.engine.grant(session_id, m)
+
+    def resolve_tier(self, adapter_id: str, mode: Any) -> str:
+        return self.dispatcher.resolve_tier(adapter_id, mode)
