@@ -412,9 +412,9 @@ def spans(text: str) -> list[tuple[int, int]]:
 
 
 def names_month(word: str) -> bool:
-    """Whether one word names a month, in words or by a holiday (구월, 9월, 어린이날): a value the
-    month reader sends, never a topic."""
-    return month_in(word, dt.datetime(2026, 1, 1)) is not None
+    """Whether one word names a month itself (구월, 9월): a value the month reader sends, never a
+    topic. A holiday (광복절) is not: it is a day, and what a holiday adapter's text says."""
+    return month_in(word, dt.datetime(2026, 1, 1)) is not None and holiday_in(word) is None
 
 
 def names_time(word: str, now: dt.datetime | None = None) -> bool:

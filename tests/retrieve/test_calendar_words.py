@@ -32,5 +32,6 @@ def test_names_time_reads_the_calendar_vocabulary():
 def test_names_month_reads_months_and_holidays_not_days():
     from ummaya.runtime.understand.dates import names_month
 
-    assert all(names_month(w) for w in ("구월", "시월", "9월", "어린이날"))
-    assert not any(names_month(w) for w in ("오늘", "주말", "연휴"))
+    assert all(names_month(w) for w in ("구월", "시월", "9월"))
+    # A holiday is a day the holiday adapter's own text may hold: evidence, never made an argument.
+    assert not any(names_month(w) for w in ("오늘", "주말", "연휴", "광복절", "어린이날"))
