@@ -379,6 +379,7 @@ class Retriever:
             suffixes = tuple(sorted(vocab.words("place_words", "admin_suffixes"), key=len, reverse=True))
             self._districts = (known_places(), suffixes)
         places, suffixes = self._districts
+        from ummaya.runtime.understand.dates import names_month, names_time
         from ummaya.runtime.understand.grammar import LOCATIVE, split_particle, strip_particle
 
         def argument(w: str) -> None:
@@ -388,16 +389,24 @@ class Retriever:
         out: set[str] = set()
         runs = [m.group(0) for m in _HANGUL_RUN.finditer(query)]
         existence, people = self._existence_words()
+        keys = self.compiled.keys
         for k, w in enumerate(runs):
             stem = strip_particle(w, known=places)  # 「둔산동에서」 names 둔산동
+            if names_month(stem) and not any(f"g:{t}" in keys for t in grams(stem)):
+                # A month in words no adapter's text holds (구월, 시월) is a value the month reader
+                # sends — when — not an unknown topic word held against coverage. Deixis (오늘)
+                # is neutral already and stays out.
+                argument(w)
             for name in {w, stem}:
                 if name in places and any(name.endswith(x) and len(name) > len(x) + 1 for x in suffixes):
                     argument(w)
-            if w in existence and k > 0 and split_particle(runs[k - 1])[1] in LOCATIVE:
+            if (w in existence and k > 0 and split_particle(runs[k - 1])[1] in LOCATIVE
+                    and not names_time(strip_particle(runs[k - 1]))):
                 # Being somewhere (「광장시장에 계신데요」, function_words.existence): the word before,
                 # marked as a place (에, 에서), is where, an argument whatever it names, and the verb
                 # says nothing of the topic either. Without that particle the clause is not about a
-                # place (「의식이 없어」, 「물에 빠졌다 나왔는데」): its words stay the topic.
+                # place (「의식이 없어」, 「물에 빠졌다 나왔는데」): its words stay the topic; nor with a
+                # word that says when (「구월에 연휴 있어?」: 에 of time, the calendar vocabulary).
                 argument(w)
                 argument(runs[k - 1])
                 # ... and who is there (「어머니가 지금 광장시장에 계신데요」) is its subject, not a

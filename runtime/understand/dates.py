@@ -411,8 +411,21 @@ def spans(text: str) -> list[tuple[int, int]]:
     return sorted(out)
 
 
-__all__ = ["birth_date_in", "date_in", "dates_in", "holiday_date", "holiday_in", "month_in", "names_day", "names_now",
-           "names_weekend", "spans", "time_in", "year_in"]
+def names_month(word: str) -> bool:
+    """Whether one word names a month itself (구월, 9월): a value the month reader sends, never a
+    topic. A holiday (광복절) is not: it is a day, and what a holiday adapter's text says."""
+    return month_in(word, dt.datetime(2026, 1, 1)) is not None and holiday_in(word) is None
+
+
+def names_time(word: str, now: dt.datetime | None = None) -> bool:
+    """Whether one word, its particle taken off by the caller, says *when* (구월, 9월, 내일, 어린이날,
+    주말, 오후): 「구월에 연휴 있어?」 carries 에 of time, not of place."""
+    now = now or dt.datetime(2026, 1, 1)
+    return any(f(word, now) is not None for f in (month_in, date_in, time_in)) or holiday_in(word) is not None
+
+
+__all__ = ["birth_date_in", "date_in", "dates_in", "holiday_date", "holiday_in", "month_in", "names_day", "names_month", "names_now",
+           "names_time", "names_weekend", "spans", "time_in", "year_in"]
 
 
 @lru_cache(maxsize=4)
