@@ -29,6 +29,7 @@ import functools
 import re
 import unicodedata
 from pathlib import Path
+from collections.abc import Set
 from typing import Any
 
 from ummaya.codegen.loader import LoadedManifest, Problem
@@ -87,7 +88,7 @@ def budget_problems(lm: LoadedManifest) -> list[Problem]:
     return out
 
 
-def overlap_problems(manifests: list[LoadedManifest], established: set[str] = frozenset()) -> list[Problem]:
+def overlap_problems(manifests: list[LoadedManifest], established: Set[str] = frozenset()) -> list[Problem]:
     """Pairs whose hint terms overlap past ``OVERLAP`` (either way round). The problem is the
     newcomer's when one of the two is established (expected by the evaluation set) and the other
     is not; otherwise both manifests carry it."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from .emit_lock import LOCK_PATH, hash_inputs, read_lock, release_id, sha256
 
@@ -72,7 +73,8 @@ def generator_hash(folder: Path | None = None) -> str:
     sources = sorted(here.glob("*.py")) + sorted((here.parent / "model").glob("*.py"))
     versions = ",".join(f"{d}={_version(d)}" for d in ("datamodel-code-generator", "jinja2", "pydantic", "kiwipiepy"))
     stats = []
-    for p in [*sources, *_python_sources(here.parent / "wire"), *_python_sources(here.parent / "runtime")]:
+    paths: list[str | Path] = [*sources, *_python_sources(here.parent / "wire"), *_python_sources(here.parent / "runtime")]
+    for p in paths:
         st = os.stat(p)
         stats.append((str(p), st.st_size, st.st_mtime_ns))
     key = sha256(json.dumps([versions, stats]).encode())
@@ -192,7 +194,7 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     # The slow emitters need only the manifests: start them now, beside link.
     if problems:
         index_job.cancel()
-        jobs = []
+        jobs: list[Any] = []
     else:
         index_job.start(manifests, say, registry.understanding)
         jobs = [index_job, _ModelsJob(manifests, cache, say)]
@@ -348,14 +350,15 @@ class _Background:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, close_fds=True)
 
     def submit(self, fn, *args) -> _Background:
-        if self._proc is None:
+        proc, job_dir = self._proc, self._dir
+        if proc is None or job_dir is None or proc.stdin is None:
             self._inline = (fn, args)
             return self
-        job = os.path.join(self._dir, "job.pickle")
+        job = os.path.join(job_dir, "job.pickle")
         with open(job, "wb") as fh:
             pickle.dump((fn, args), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        self._proc.stdin.write(job.encode() + b"\n")
-        self._proc.stdin.close()
+        proc.stdin.write(job.encode() + b"\n")
+        proc.stdin.close()
         return self
 
     def result(self):
@@ -475,6 +478,8 @@ class _IndexJob:
         from .emit_index import DOCUMENTS_PATH, assemble_documents, doc_part
         from .understand import nouns_bytes
 
+        if self._pending is None:
+            raise RuntimeError("index job: result() before start()")
         morph_texts, noun_texts = self._pending
         morphs, nouns = [], []
         if self._job is not None:

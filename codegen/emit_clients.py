@@ -127,7 +127,7 @@ def annotation(schema: Any) -> str:
         return f"list[{annotation(schema.get('items'))}]"
     if types == "object":
         return "dict[str, Any]"
-    return _SCALARS.get(types, "Any")
+    return _SCALARS.get(types, "Any") if isinstance(types, str) else "Any"
 
 
 def _union(parts: list[str]) -> str:

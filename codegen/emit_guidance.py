@@ -121,8 +121,8 @@ def check_hidden_services(manifests: list[LoadedManifest], g: Guidance, services
                     if not any(phrase_in(phrase, t) for t in texts):
                         continue
                     m = lm.manifest
-                    words = services[m.id]
-                    own = longest_in([*words["ko"], *words["en"]], text)
+                    theirs = services[m.id]
+                    own = longest_in([*theirs["ko"], *theirs["en"]], text)
                     if 0 < own < named:
                         line = doc.line_of(("words", lang, i)) if doc is not None else 1
                         problems.append(Problem(rel, line, (
@@ -132,10 +132,11 @@ def check_hidden_services(manifests: list[LoadedManifest], g: Guidance, services
     return problems
 
 
-def service_words(manifests: list[Any], g: Guidance) -> dict[str, dict[str, list[str]]]:
-    """Per adapter: its declared ``service_words``, else the words derived from its hints and title."""
+def service_words(manifests: list[Any], g: Guidance) -> dict[str, dict[str, Any]]:
+    """Per adapter: its declared ``service_words``, else the words derived from its hints and title
+    (``ko``/``en`` word lists, and ``declared``: whether the manifest named them)."""
     generic = g.generic_words()
-    out: dict[str, dict[str, list[str]]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for m in manifests:
         declared = m.service_words
         if declared.ko or declared.en:

@@ -45,9 +45,9 @@ class Glosses(dict):
     """``{domain code: Korean words}`` (what :func:`emit_index` always took as ``domains``), with the
     primitive and tier glosses beside it: ``primitive[code]`` / ``tier[code]`` = ``{"ko", "en"}``."""
 
-    def __init__(self, domains: Mapping[str, str] = (), primitive: Mapping[str, dict[str, str]] | None = None,
+    def __init__(self, domains: Mapping[str, str] | None = None, primitive: Mapping[str, dict[str, str]] | None = None,
                  tier: Mapping[str, dict[str, str]] | None = None):
-        super().__init__(domains)
+        super().__init__(domains or {})
         self.primitive = dict(primitive or {})
         self.tier = dict(tier or {})
 

@@ -135,7 +135,7 @@ def input_files(root: Path) -> list[str]:
     registry/. Scenarios are evaluation inputs, not build inputs, so editing one does not change
     the release. (os.walk, not pathlib: this runs on every no-op build.)"""
     reg = os.path.join(root, "registry")
-    out = []
+    out: list[str] = []
     for folder, dirs, files in os.walk(reg):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
         if folder == reg:
@@ -151,11 +151,11 @@ def hash_inputs(root: Path, hashes=None) -> dict[str, str]:
     file: containment.unreadable) is never opened; the loader reports it, located."""
     from ummaya.model.containment import unreadable
 
-    root = str(root)
-    registry = os.path.realpath(os.path.join(root, "registry"))
-    out = {}
+    base = str(root)
+    registry = os.path.realpath(os.path.join(base, "registry"))
+    out: dict[str, str] = {}
     for rel in input_files(root):
-        path = os.path.join(root, rel)
+        path = os.path.join(base, rel)
         if unreadable(path, registry) is not None:
             out[rel] = "unreadable"
         elif hashes is None:

@@ -107,6 +107,8 @@ def _run_codegen(schemas: dict[str, dict]) -> dict[str, bytes]:
                 use_schema_description=True,
                 use_title_as_name=True,
             )
+    if result is None:  # only when an output path is given, which this call never gives
+        raise RuntimeError("datamodel-code-generator wrote files instead of returning them")
     if isinstance(result, str):  # a single module comes back bare
         (only,) = schemas
         result = {(f"{only}.py",): result}

@@ -22,7 +22,7 @@ from jsonschema.exceptions import SchemaError
 try:
     import jsonschema_rs
 except ImportError:  # optional speed-up; jsonschema alone gives the same answers, slower
-    jsonschema_rs = None
+    jsonschema_rs = None  # type: ignore[assignment]
 
 from .extension_check import check_extensions, registries
 from .loader import FIXTURES_DIR, LoadedManifest, Problem, Registry, manifest_paths
@@ -66,7 +66,7 @@ def check_plain_http(lm: LoadedManifest, resolved) -> list[Problem]:
     if up is None or not up.callable:
         return []
     out = []
-    targets = [(("upstream", "base_url"), "upstream", up.base_url, up.auth)]
+    targets: list[tuple[tuple[Any, ...], str, Any, Any]] = [(("upstream", "base_url"), "upstream", up.base_url, up.auth)]
     targets += [(("upstream", "steps", i), f"upstream.steps.{i} ({st.id})", st.base_url, st.auth) for i, st in enumerate(up.steps)]
     for loc, label, base, auth in targets:
         if base and base.lower().startswith("http://") and auth is not None and auth.style != "none":
@@ -444,7 +444,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
     from ummaya.model.hosts import allowed_hosts
 
     allow = allowed_hosts()
-    shared = _shared_key(checker, inputs, regs, allow) if cache is not None and inputs is not None else None
+    shared = _shared_key(checker, inputs, regs, allow) if checker is not None and inputs is not None else None
     understanding = registry.understanding
     table = understanding.table() if understanding is not None else None
     if understanding is not None:
@@ -499,7 +499,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
         def own(lm=lm, resolved=resolved):
             return _own_checks(lm, resolved, regs, table, registry.profiles, allow)
 
-        if shared is not None:
+        if shared is not None and inputs is not None:
             problems, parsed = _cached_adapter(lm, resolved, parse, cache, _adapter_key(shared, lm, inputs, resolved), own)
         else:
             problems, parsed = _cached_check(lm, resolved, parse, cache, checker)

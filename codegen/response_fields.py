@@ -18,6 +18,7 @@ envelope reader, so a fixture is judged in the shape the engine sees it.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any
 
 from .loader import LoadedManifest, Problem
@@ -97,7 +98,7 @@ def _fixture_problems(
     record: set[str],
     envelope: set[str],
     guide: str,
-    masked: set[str] = frozenset(),
+    masked: Set[str] = frozenset(),
 ) -> list[Problem]:
     up = m.upstream
     assert up is not None

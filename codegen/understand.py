@@ -140,7 +140,7 @@ def _regions_vocab(u: Understanding) -> VocabFile | None:
 
 def _sido_names(vf: VocabFile) -> dict[str, str]:
     out = {}
-    for s in vf.regions.sido:  # type: ignore[union-attr]
+    for s in vf.regions.sido:
         for n in (s.name, s.short, s.en, *s.en_aliases, *s.old):
             out[n] = s.code
     return out
@@ -232,18 +232,18 @@ def compile_regions(vf: VocabFile, folder: Path) -> dict[str, Any]:
             moved = {}
             for code, name in names.items():
                 if code.startswith(ch.code):
-                    new = ch.to + code[2:]  # type: ignore[operator]
-                    moved[new] = ch.name + name[len(old_full):] if old_full and name.startswith(old_full) else name  # type: ignore[operator]
+                    new = ch.to + code[2:]
+                    moved[new] = ch.name + name[len(old_full):] if old_full and name.startswith(old_full) else name
             names = {c: n for c, n in names.items() if not c.startswith(ch.code)} | moved
         elif ch.kind == "move":
             old_prefix = next((n for c, n in names.items() if c == ch.code + "00000"), None)
             moved = {}
             for code, name in names.items():
                 if code.startswith(ch.code):
-                    moved[ch.to + code[5:]] = ch.name + name[len(old_prefix):] if old_prefix and name.startswith(old_prefix) else name  # type: ignore[operator]
+                    moved[ch.to + code[5:]] = ch.name + name[len(old_prefix):] if old_prefix and name.startswith(old_prefix) else name
             names = {c: n for c, n in names.items() if not c.startswith(ch.code)} | moved
         elif ch.kind == "add":
-            names[ch.code + "00000"] = ch.name  # type: ignore[assignment]
+            names[ch.code + "00000"] = ch.name
         elif ch.kind == "retire":
             retired.add(ch.code)
     sido: dict[str, Any] = {}
@@ -393,7 +393,7 @@ _CARRY = {1: "g", 2: "kk", 4: "n", 7: "d", 8: "r", 16: "m", 17: "b", 19: "s", 20
 
 def romanize(hangul: str) -> str:
     """「부평」 → Bupyeong, 「종로」 → Jongno, 「김해」 → Gimhae (Revised Romanization, names only)."""
-    syllables = []
+    syllables: list[list[int] | str] = []
     for ch in hangul:
         code = ord(ch) - 0xAC00
         if 0 <= code <= 11171:

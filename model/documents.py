@@ -111,14 +111,19 @@ _UniqueKeyLoader.yaml_implicit_resolvers = {
 # libyaml when present: the pure-Python parser costs ~60 ms per manifest, which a 1,000-adapter
 # build cannot afford. Only the happy path uses it; any error is re-parsed by the pure-Python loader
 # so messages and line marks stay the ones documented and tested.
-_CUniqueKeyLoader: type | None = None
-if getattr(yaml, "__with_libyaml__", False):
+def _c_loader() -> type | None:
+    if not getattr(yaml, "__with_libyaml__", False):
+        return None
 
-    class _CUniqueKeyLoader(_LocatedConstruction, yaml.CSafeLoader):  # type: ignore[no-redef]
+    class _CUniqueKeyLoader(_LocatedConstruction, yaml.CSafeLoader):
         pass
 
     _CUniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
     _CUniqueKeyLoader.yaml_implicit_resolvers = _UniqueKeyLoader.yaml_implicit_resolvers
+    return _CUniqueKeyLoader
+
+
+_CUniqueKeyLoader: type | None = _c_loader()
 
 
 # A document larger than this that libyaml refuses is reported with libyaml's own message: the

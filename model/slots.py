@@ -160,7 +160,7 @@ class SlotFile(_Strict):
     slots: list[SlotType] = Field(min_length=1)
 
 
-SLOT_TABLE_FORMAT = 1
+SLOT_TABLE_FORMAT: Literal[1] = 1
 
 
 class SlotTable(_Strict):

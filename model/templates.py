@@ -145,9 +145,10 @@ class BudgetedEnvironment(ImmutableSandboxedEnvironment):
         return tree
 
 
-def _env_call(name: str, arg: nodes.Expr) -> nodes.Call:
+def _env_call(name: str, arg: nodes.Node) -> nodes.Call:
     call = nodes.Call(nodes.EnvironmentAttribute(name), [arg], [], None, None)
-    return call.set_lineno(arg.lineno or 1)
+    call.set_lineno(arg.lineno or 1)
+    return call
 
 
 def _replace(tree: nodes.Node, old: nodes.Node, new: nodes.Node) -> None:

@@ -106,11 +106,15 @@ class RegionChange(_Strict):
         return self
 
 
+RegionLevel = Literal["sido", "sigungu", "eupmyeondong", "ri"]
+_DEFAULT_LEVELS: tuple[RegionLevel, ...] = ("sido", "sigungu", "eupmyeondong")
+
+
 class Regions(_Strict):
     table: str = Field(pattern=r"^[A-Za-z0-9._-]+\.csv$", description="The official code table, a CSV beside this file")
     table_source: Provenance
-    levels: list[Literal["sido", "sigungu", "eupmyeondong", "ri"]] = Field(
-        default_factory=lambda: ["sido", "sigungu", "eupmyeondong"],
+    levels: list[RegionLevel] = Field(
+        default_factory=lambda: list(_DEFAULT_LEVELS),
         description="Which levels of the table are compiled (리 names are many and rarely asked for)",
     )
     sido: list[SidoMeta] = Field(min_length=1)

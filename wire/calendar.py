@@ -59,8 +59,9 @@ def moving_fields(manifest: Manifest) -> tuple[dict[str, str], dict[str, str]]:
     """``x-datetime`` fields of the output: (top-level name → format, row name → format)."""
     props = manifest.output_schema.get("properties") or {}
     top = {k: p["x-datetime"] for k, p in props.items() if isinstance(p, dict) and p.get("x-datetime") in FORMATS}
-    items = props.get("items") if isinstance(props.get("items"), dict) else {}
-    rows = ((items.get("items") or {}).get("properties") or {}) if isinstance(items.get("items"), dict) else {}
+    items = props.get("items")
+    rows_schema = items.get("items") if isinstance(items, dict) else None
+    rows = (rows_schema.get("properties") or {}) if isinstance(rows_schema, dict) else {}
     row = {k: p["x-datetime"] for k, p in rows.items() if isinstance(p, dict) and p.get("x-datetime") in FORMATS}
     return top, row
 

@@ -17,7 +17,7 @@ from ummaya.model.manifest import Fixture, Manifest
 from .calendar import anchor_of
 from .envelopes import read_response
 from .errors import ADAPTER_ERROR, UpstreamError
-from .outcome import CallOutcome, error_outcome, handoff_outcome, ms
+from .outcome import CallOutcome, CallStatus, error_outcome, handoff_outcome, ms
 from .output import build_output, validate_output
 from .resolvers import issue_params
 
@@ -49,7 +49,7 @@ def outcome_from_expected(manifest: Manifest, fx: Fixture, t0: float | None) -> 
     except UpstreamError as exc:
         return error_outcome(manifest.id, "mock", exc, t0 or time.perf_counter(), fixture=fx.name)
     items = (fx.expected or {}).get("items")
-    status = "no_data" if isinstance(items, list) and not items else "ok"
+    status: CallStatus = "no_data" if isinstance(items, list) and not items else "ok"
     return CallOutcome(
         adapter_id=manifest.id,
         tier="mock",
@@ -86,7 +86,7 @@ def parse_fixture(manifest: Manifest, fixture: Fixture, body: bytes) -> CallOutc
         return error_outcome(manifest.id, "mock", err, t0, fixture=fixture.name)
     except UpstreamError as exc:
         return error_outcome(manifest.id, "mock", exc, t0, fixture=fixture.name)
-    status = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
+    status: CallStatus = "no_data" if parsed.status == "no_data" or not output.get("items") else "ok"
     return CallOutcome(
         adapter_id=manifest.id,
         tier="mock",

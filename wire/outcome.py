@@ -15,12 +15,13 @@ from ummaya.model.manifest import Manifest
 from .errors import UpstreamError
 
 TierName = Literal["live", "mock", "handoff"]
+CallStatus = Literal["ok", "no_data", "error", "handoff"]
 
 
 class CallOutcome(BaseModel):
     adapter_id: str
     tier: Literal["live", "mock", "handoff"]
-    status: Literal["ok", "no_data", "error", "handoff"]
+    status: CallStatus
     output: dict | None = None
     error_class: str | None = None
     error_code: str | None = None

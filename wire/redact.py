@@ -333,9 +333,9 @@ def _spelled(text: str) -> tuple[str, list[int], list[int]] | None:
                 repeat = 2 if w == "double" else 3
                 edits.append((base + p.start(), base + p.end(), ""))
                 continue
-            out = w if w.isdigit() else _EN_DIGITS[w] * repeat
+            spelled_out = w if w.isdigit() else _EN_DIGITS[w] * repeat
             repeat = 1
-            edits.append((base + p.start(), base + p.end(), out))
+            edits.append((base + p.start(), base + p.end(), spelled_out))
         # the separators between the words go: the digits read as one number
         last = base
         for p in parts:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -22,7 +22,7 @@ def emit_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     from ummaya.wire.credentials import strip_credentials
 
     click.echo(strip_credentials(message), err=True)  # a database URL's password, a key

@@ -44,7 +44,7 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
         unknown = [c for c in consents if c not in service.catalog.adapters]
         if unknown:
             raise click.BadParameter(f"unknown adapter id(s): {', '.join(unknown)}", param_hint="--consent")
-        result = asyncio.run(service.answer(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k,  # type: ignore[arg-type]
+        result = asyncio.run(service.answer(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k,
                                                     policy=policy, context_budget_tokens=context_tokens, deadline_s=deadline_s)))
     except RequestError as exc:
         if as_json:

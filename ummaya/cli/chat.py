@@ -79,7 +79,7 @@ async def _turn(service, console, query: str, session_id: str, mode: str, consen
     pending_consent = None
     stop = None
     calls: list[dict] = []
-    async for e in service.stream(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy,  # type: ignore[arg-type]
+    async for e in service.stream(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy,
                                           context_budget_tokens=context_tokens, deadline_s=deadline_s)):
         d = e.data
         if e.type == "call_started":

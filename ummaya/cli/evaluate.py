@@ -228,7 +228,7 @@ def turns(planner: str, base_url: str | None, model: str | None, profile: str | 
             from ummaya.runtime.scenarios import SCENARIO_CLOCK
 
             # Scenarios run at one pinned moment, like their tests (runtime/scenarios.py).
-            engine = build_engine(generated_dir(root), planner=planner_obj, store=store,  # type: ignore[arg-type]
+            engine = build_engine(generated_dir(root), planner=planner_obj, store=store,
                                   clock=fixed_clock(SCENARIO_CLOCK))
             name = getattr(engine.planner, "model", None) or engine.planner.name
 

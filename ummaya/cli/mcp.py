@@ -44,5 +44,5 @@ def mcp(mode: str, session_id: str | None, planner: str, db: str | None, root: s
     session = session_id or new_session_id()
     click.echo(f"ummaya mcp: {len(service.catalog.adapters)} adapter tools + ask · release "
                f"{service.catalog.release_id[:12]} · mode {mode} · session {session}", err=True)
-    backend = McpBackend(lambda: service, mode=mode, session_id=session)  # type: ignore[arg-type]
+    backend = McpBackend(lambda: service, mode=mode, session_id=session)
     anyio.run(run_stdio, backend)

@@ -84,7 +84,7 @@ def publish(db: str | None, root: str | None, policy_file: Path | None, analyzer
         except ValueError as exc:
             fail(f"error [invalid_policy]: {exc}", 2)
     else:
-        policy = RetrievalPolicy(analyzer=analyzer, default_top_k=default_top_k, max_top_k=max_top_k,  # type: ignore[arg-type]
+        policy = RetrievalPolicy(analyzer=analyzer, default_top_k=default_top_k, max_top_k=max_top_k,
                                  allowed_filters=list(allowed) or ["primitive", "tier", "domain", "agency"],
                                  rerank=RerankBudget(max_candidates=max_candidates, max_tool_tokens=max_tool_tokens))
     try:
