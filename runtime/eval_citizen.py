@@ -153,7 +153,7 @@ def judge(req: CitizenRequest, result: Any, known: set[str]) -> Row:
 
 
 def pending(req: CitizenRequest, known: set[str]) -> bool:
-    return bool(req.useful.adapters_any) and not set(req.useful.adapters_any) & known
+    return bool(req.useful.adapters_any) and not set(req.useful.adapters_any or ()) & known
 
 
 @dataclass

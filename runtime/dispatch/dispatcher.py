@@ -674,7 +674,7 @@ class Dispatcher:
         while streaming, so a hostile or runaway upstream cannot fill memory."""
         body = None if req.json is None else json.dumps(req.json, ensure_ascii=False).encode()
         async with client.stream(
-            req.method, req.url, params=req.params, headers=req.headers, timeout=timeout,
+            req.method, req.url, params=tuple(req.params), headers=req.headers, timeout=timeout,
             content=body, extensions=extensions,
         ) as resp:
             chunks: list[bytes] = []

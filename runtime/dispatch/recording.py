@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
@@ -89,7 +90,7 @@ def _decode(body: bytes) -> tuple[str, str]:
     raise RecordError("the upstream body is neither UTF-8 nor CP949 text; nothing recorded")
 
 
-def sanitize(body: bytes, secrets: list[str], masked_fields: list[str] = ()) -> bytes:
+def sanitize(body: bytes, secrets: list[str], masked_fields: Sequence[str] = ()) -> bytes:
     text, codec = _decode(body)
     for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
         for form in {secret, quote(secret, safe=""), quote_plus(secret), quote(secret)}:

@@ -115,7 +115,7 @@ def guard_arguments(
             if action == "dropped":
                 continue
         out[name] = cleaned
-    exempt = {n for n in out if allowed_kinds(m, n, props.get(n) if isinstance(props.get(n), dict) else {})}
+    exempt = {n for n in out if allowed_kinds(m, n, _schema_of(props, n))}
     for name, kinds in _split_across({n: v for n, v in out.items() if n not in exempt}).items():
         # A number split over two arguments ("010-1234" and "5678") is found in no single one.
         out.pop(name, None)
@@ -234,3 +234,8 @@ class PersonalDataGuard:
                         missing=["place" if is_span(slot) else slot],
                     ))
         return refusals
+
+
+def _schema_of(props: dict[str, Any], name: str) -> dict[str, Any]:
+    prop = props.get(name)
+    return prop if isinstance(prop, dict) else {}

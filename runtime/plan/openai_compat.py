@@ -643,7 +643,8 @@ class OpenAICompatPlanner:
         content.finish()
         if content.text and on_delta is not None:
             on_delta(content.text)
-        tool_calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
+        tool_calls = msg.get("tool_calls")
+        tool_calls = tool_calls if isinstance(tool_calls, list) else []
         usage = _usage(obj["usage"]) if isinstance(obj.get("usage"), dict) else {}
         return self._action(
             ctx, content, message_tool_calls(tool_calls), usage, choices[0].get("finish_reason")
@@ -698,7 +699,8 @@ class OpenAICompatPlanner:
         tool = args.get("tool") if args.get("tool") in offered else None
         missing = [str(s) for s in args.get("missing") or [] if isinstance(s, (str, int))] \
             if isinstance(args.get("missing"), list) else []
-        known = args.get("arguments") if isinstance(args.get("arguments"), dict) else {}
+        known = args.get("arguments")
+        known = known if isinstance(known, dict) else {}
         return Action(kind="ask", text=(question or "").strip(), missing=missing,
                       calls=[ToolCall("", tool, dict(known))] if tool else [], usage=usage)
 

@@ -118,8 +118,8 @@ def profile_from_models(listing: Any, base_url: str) -> ProviderProfile:
         n = row.get("max_model_len")
     elif owner in ("llamacpp", "llama.cpp", "me"):  # "me": llama-cpp-python's server
         p = PROFILES["llamacpp"]
-        meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
-        n = meta.get("n_ctx") or None  # n_ctx_train is the model's, not the server's -c
+        meta = row.get("meta")
+        n = (meta.get("n_ctx") if isinstance(meta, dict) else None) or None  # n_ctx_train is the model's, not the server's -c
     elif owner in ("library", "ollama"):
         p, n = PROFILES["ollama"], None
     else:

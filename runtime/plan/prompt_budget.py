@@ -112,7 +112,8 @@ def compact_messages(messages: list[dict[str, Any]], over: int, cal: Calibration
             continue
         if not isinstance(data, dict) or data.get("compacted"):
             continue
-        inner = data.get("data") if isinstance(data.get("data"), dict) else {}
+        inner = data.get("data")
+        inner = inner if isinstance(inner, dict) else {}
         stub = json.dumps({"evidence_id": data.get("evidence_id"), "tier": data.get("tier"),
                            "status": data.get("status"), "total_count": inner.get("total_count"),
                            "compacted": True}, ensure_ascii=False)

@@ -138,8 +138,8 @@ def _mistral(text: str) -> tuple[list[ToolCall], str]:
     tail = tail.strip()
     if tail.startswith(("[", "{")):  # v3: a JSON list of call objects
         values = _json_values(tail)
-        calls = _as_calls(values[0]) if values and len(values) == 1 else None
-        return (calls or [], head.strip()) if calls else ([], text)
+        listed = _as_calls(values[0]) if values and len(values) == 1 else None
+        return (listed, head.strip()) if listed else ([], text)
     calls: list[ToolCall] = []
     pos = 0
     while True:  # v11: name[ARGS]{…}, possibly several, each after its own [TOOL_CALLS] or not

@@ -34,7 +34,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -108,7 +108,7 @@ def redirects(docs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _doc_field_texts(doc: dict[str, Any], redirected: list[tuple[str, str]] = ()) -> dict[str, dict[str, str]]:
+def _doc_field_texts(doc: dict[str, Any], redirected: Sequence[tuple[str, str]] = ()) -> dict[str, dict[str, str]]:
     """Space-joined terms per (field, family) for one document of documents.json."""
     out: dict[str, dict[str, str]] = {}
     morph = doc.get("morphs") or {}
@@ -197,7 +197,7 @@ def build_whoosh(target: Path, docs: list[dict[str, Any]], config: IndexConfig) 
     writer = ix.writer(procs=1, limitmb=256)
     red = redirects(docs)
     for doc in docs:
-        texts = _doc_field_texts(doc, red.get(doc["id"], ()))
+        texts = _doc_field_texts(doc, red.get(doc["id"], []))
         fields = {
             "id": doc["id"],
             "primitive": doc["primitive"],

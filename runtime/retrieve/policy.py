@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 FILTER_KEYS = ("primitive", "tier", "domain", "agency")
-EVIDENCE_ORDER = "score_desc_adapter_id_asc"
+EVIDENCE_ORDER: Literal["score_desc_adapter_id_asc"] = "score_desc_adapter_id_asc"
 
 
 class PolicyUnavailable(Exception):

@@ -161,8 +161,8 @@ def gate(store: Any, alias: str, release_id: str, gates: GateFile) -> GateReport
                 rep.notes.append(f"{suite}: {status} — not evaluated, not counted as passed")
             continue
         floors = c.meta.get("floors") or {}
-        prev_ok = p is not None and p.status == "ok"
-        if prev_ok and p.meta.get("eval_set") != c.meta.get("eval_set"):
+        prev = p if p is not None and p.status == "ok" else None
+        if prev is not None and prev.meta.get("eval_set") != c.meta.get("eval_set"):
             rep.notes.append(f"{suite}: the two releases were evaluated on different evaluation sets")
         for name, value in sorted(c.figures.items()):
             key = f"{suite}.{name}"
@@ -172,19 +172,19 @@ def gate(store: Any, alias: str, release_id: str, gates: GateFile) -> GateReport
                 row["floor"] = floor
                 if value < floor:
                     rep.refusals.append(f"{key} {value:.4f} is below the floor {floor}")
-            if prev_ok and name in p.figures:
-                before, tol = p.figures[name], rules.tolerance_for(key)
+            if prev is not None and name in prev.figures:
+                before, tol = prev.figures[name], rules.tolerance_for(key)
                 row |= {"previous": before, "delta": round(value - before, 4), "tolerance": tol}
                 if value < before - tol - 1e-9:
                     rep.refusals.append(f"{key} {before:.4f} → {value:.4f} ({value - before:+.4f}, "
                                         f"tolerance {tol})")
             rep.figures.append(row)
-        if prev_ok:
-            for name in sorted(set(p.figures) - set(c.figures)):
-                rep.refusals.append(f"{suite}.{name}: {previous} has it ({p.figures[name]:.4f}), "
+        if prev is not None:
+            for name in sorted(set(prev.figures) - set(c.figures)):
+                rep.refusals.append(f"{suite}.{name}: {previous} has it ({prev.figures[name]:.4f}), "
                                     f"{release_id} does not")
-            worse = sorted(k for k, ok in c.cases.items() if not ok and p.cases.get(k) is True)
-            better = sorted(k for k, ok in c.cases.items() if ok and p.cases.get(k) is False)
+            worse = sorted(k for k, ok in c.cases.items() if not ok and prev.cases.get(k) is True)
+            better = sorted(k for k, ok in c.cases.items() if ok and prev.cases.get(k) is False)
             if worse or better:
                 rep.changed_cases[suite] = {"now_failing": worse[:MAX_CASES_LISTED],
                                             "now_passing": better[:MAX_CASES_LISTED]}

@@ -99,8 +99,8 @@ def slot_fields(schema: Any) -> dict[str, str]:
                     out.setdefault(name, prop["x-slot"])
                 for k, v in slot_fields(prop).items():
                     out.setdefault(k, v)
-        for v in slot_fields(schema.get("items")).items():
-            out.setdefault(*v)
+        for k, v in slot_fields(schema.get("items")).items():
+            out.setdefault(k, v)
     return out
 
 

@@ -394,12 +394,12 @@ def check(text: str, facts: Facts) -> Verdict:
     lower = text.lower()
     if len(lower) != len(text):  # a character whose lower case is longer: keep offsets exact
         lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
-    found: dict[int, list[tuple[int, str, re.Match[str]]]] = {}
+    found: dict[int, list[tuple[int, str, _Hit]]] = {}
 
-    def file(kind: str, m: re.Match[str]) -> None:
+    def file(kind: str, m: _Hit) -> None:
         found.setdefault(bisect.bisect_right(starts, m.start()) - 1, []).append((m.start(), kind, m))
 
-    def file_words(kind: str, p: re.Pattern[str]) -> None:
+    def file_words(kind: str, p: _Pattern) -> None:
         for m in p.finditer(lower):  # English: at a word start only
             if m.start() == 0 or not lower[m.start() - 1].isalnum():
                 file(kind, m)
@@ -474,7 +474,7 @@ def check(text: str, facts: Facts) -> Verdict:
     return Verdict(out, removed)
 
 
-def _orphan_number(matches: list[tuple[int, str, re.Match[str]]], text: str, f: Facts) -> tuple[str, str] | None:
+def _orphan_number(matches: list[tuple[int, str, _Hit]], text: str, f: Facts) -> tuple[str, str] | None:
     for _, kind, m in matches:
         if kind not in ("identifier", "token", "long"):
             continue
@@ -576,8 +576,17 @@ class _Span:
     def group(self, i: int = 0) -> str:
         return self._text[self._start: self._end] if i == 0 else self._groups[i - 1]
 
+    def groups(self) -> tuple[Any, ...]:
+        return self._groups
 
-def _judge(matches: list[tuple[int, str, re.Match[str]]], text: str, a: int, b: int, f: Facts) -> tuple[str, str] | None:
+
+# What the check files and judges: a regex match or a span assembled from two (same three methods);
+# and what it searches with: a compiled pattern or one compiled on first use.
+_Hit = re.Match[str] | _Span
+_Pattern = re.Pattern[str] | _lazy
+
+
+def _judge(matches: list[tuple[int, str, _Hit]], text: str, a: int, b: int, f: Facts) -> tuple[str, str] | None:
     """The first claim among a sentence's matches the facts do not back, as (kind, claim)."""
     backed_ko = False
     for _, kind, m in matches:
@@ -644,14 +653,14 @@ def _judge(matches: list[tuple[int, str, re.Match[str]]], text: str, a: int, b: 
     return None
 
 
-def _asserted(text: str, m: re.Match[str], a: int, b: int, cond: re.Pattern[str]) -> bool:
+def _asserted(text: str, m: _Hit, a: int, b: int, cond: _Pattern) -> bool:
     """The statement ``m`` is asserted, not negated or made conditional by the words around it."""
     after = text[m.end(): min(b, m.end() + 16)]
     before = text[max(a, m.start() - 30): m.start()].lower()
     return not (cond.search(after) or _NEG_EN.search(before) or _NEG_EN.search(after.lower()))
 
 
-def _facility_name(text: str, m: re.Match[str], a: int) -> str | None:
+def _facility_name(text: str, m: _Hit, a: int) -> str | None:
     """The whole word a facility suffix ends (「동아대학교」+「병원」), or None for a facility kind."""
     w = _WORD_TAIL.search(text, max(a, m.start() - 24), m.start())
     name = (w.group(0) if w else "") + m.group(0)
@@ -660,7 +669,7 @@ def _facility_name(text: str, m: re.Match[str], a: int) -> str | None:
     return name
 
 
-def _time_backed(m: re.Match[str], text: str, f: Facts) -> bool:
+def _time_backed(m: _Hit, text: str, f: Facts) -> bool:
     g = m.groups()
     if g[0] is not None:
         h, mi = int(g[0]), 30 if g[2] else int(g[1] or 0)

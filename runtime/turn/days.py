@@ -160,7 +160,7 @@ def narrow(m: Manifest, output: Any, request: str, now: dt.datetime, language: s
         return named_out, note
     day, _hour = day_fields(m)
     month = month_in(request, now) if day is not None else None
-    if month is None:
+    if day is None or month is None:
         return output, None
     fmt = day_format(m, day)
     dated = [(r, _row_day(r, day, fmt)) for r in rows]
@@ -189,7 +189,7 @@ def by_name(m: Manifest, output: Any, request: str, language: str) -> tuple[Any,
     named = _named_rows(m, [r for r in output["items"] if isinstance(r, dict)], request)
     if not named:
         return output, None
-    label = ", ".join(dict.fromkeys(str(r.get(name_field(m))) for r in named))
+    label = ", ".join(dict.fromkeys(str(r.get(name_field(m) or "")) for r in named))
     note = f"요청하신 '{label}'의 날만 보여 드립니다." if language == "ko" else f"Only the days of '{label}', as you asked."
     return _with(output, named), note
 

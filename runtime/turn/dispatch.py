@@ -115,6 +115,6 @@ def first_error_stop(done: list[Dispatched], language: str) -> Stop | None:
 
 
 def _timed_out(adapter_id: str, tier: str) -> CallOutcome:
-    return CallOutcome(adapter_id=adapter_id, tier=tier, status="error",  # type: ignore[arg-type]
+    return CallOutcome(adapter_id=adapter_id, tier=tier, status="error",
                        error_class="channel_unavailable", error_code=DEADLINE_CODE,
                        error_message="the turn's deadline passed before the upstream answered")

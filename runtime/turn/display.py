@@ -49,9 +49,9 @@ def clean_text(text: str) -> str:
 def display_rule(schema: Any) -> tuple[str, int]:
     rule = schema.get("x-display") if isinstance(schema, dict) else None
     rule = rule if isinstance(rule, dict) else {}
-    shape = rule.get("shape") if rule.get("shape") in SHAPES else "line"
-    limit = rule.get("max") if isinstance(rule.get("max"), int) and rule.get("max") > 0 else DEFAULT_MAX[shape]
-    return shape, limit
+    shape = rule["shape"] if rule.get("shape") in SHAPES else "line"
+    limit = rule.get("max")
+    return shape, limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX[shape]
 
 
 def bounded(value: str, shape: str, limit: int) -> tuple[str, str | None]:

@@ -24,7 +24,7 @@ def gate_one(m: Manifest, ctx: TurnContext, book: ConsentBook, grant: Grant) -> 
     sid = ctx.session.session_id
     if ctx.policy == "lookup_only" and m.permission.gate != "read-only":
         # Look-up-only sessions never go on into a protected check, sign-in or submission.
-        g = GateResult(gate=m.permission.gate, decision="deny")  # type: ignore[call-arg]
+        g = GateResult(gate=m.permission.gate, decision="deny")
         return g, Stop("permission_denied", ans.compose_lookup_only(m, ctx.language), "policy_lookup_only")
     state = consent_state(book, sid, m.id) if needs_consent(m) else None  # the one lookup
     if state == "absent" and m.id in ctx.consents and m.permission.consent is not None:

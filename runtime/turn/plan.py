@@ -10,6 +10,7 @@ is kept in the ``plan`` event as narration, never in the answer.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from ..plan.protocol import PlanContext, Planner
 from .log import TurnLog
@@ -45,7 +46,7 @@ async def plan_step(
     if action.kind == "call":
         # A planner that reports its prompt cleaned its own text (a JSON fence is no narration).
         narration = action.text or ("" if action.prompt else "".join(held))
-    extra = {"narration": narration} if narration else {}
+    extra: dict[str, Any] = {"narration": narration} if narration else {}
     if action.fallback:
         extra["fallback"] = action.fallback  # the planner fell back (--fallback offline), and why
     log.emit("plan", "plan", planner=action.planner or planner.name, action=action.kind, step=step,

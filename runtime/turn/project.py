@@ -33,7 +33,7 @@ def project(done: list[Dispatched], ctx: TurnContext, st: TurnState, log: TurnLo
         # field's rule, and one that states a completion or consent or asks for personal data
         # replaced — before the model, the citizen's rendering or the session sees any of it.
         send_ok = m.primitive == "send" and out.tier == "live" and out.status == "ok"
-        shown, dropped = out.output, []
+        shown, dropped = out.output, list[dict[str, Any]]()
         if out.tier != "handoff":  # a handoff's channel material is the manifest's own, reviewed text
             shown, dropped = display_copy(out.output, m.output_schema, send_ok=send_ok, where=f"{m.id}.")
         if dropped:

@@ -9,6 +9,7 @@ next stage takes it as an argument. ``TurnState`` is the one mutable record of t
 from __future__ import annotations
 
 import datetime as dt
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -162,7 +163,7 @@ class Refusal:
     field: str
     reason: str  # a stop reason: needs_input | permission_denied | invalid_arguments
     message: str
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = dataclasses.field(default_factory=list)  # `field` is the class's own name
     # The planner may be told and try again (within the turn's repair budget): a guessed coordinate
     # can be replaced by a locate step's; a personal value the citizen never gave cannot.
     repairable: bool = False
