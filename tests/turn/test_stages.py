@@ -117,7 +117,7 @@ def test_dispatch_past_the_deadline_is_channel_unavailable(catalog):
             return "live"
 
         async def call(self, adapter_id, arguments, mode="auto"):
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()  # never set: only the deadline ends it
 
     m = catalog.get("nmc_emergency_beds")
 

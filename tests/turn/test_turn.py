@@ -252,7 +252,7 @@ def test_a_slow_model_meets_the_turn_deadline_with_a_clean_stop(engine):
         name = "sleepy"
 
         async def plan(self, ctx, on_delta=None):
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()  # never set: only the deadline ends it
 
     e = TurnEngine(engine.catalog, engine.retriever, engine.dispatcher, Sleepy(), store=engine.store)
     r = asyncio.run(e.ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="mock", deadline_s=0.2)))
