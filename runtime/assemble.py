@@ -8,12 +8,23 @@ the evals and the suites cannot drift apart.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, get_args
 
 from .catalog import Catalog
 from .turn import TurnEngine
 
 PlannerName = Literal["offline", "openai"]
+
+
+def _known(name: str) -> TypeGuard[PlannerName]:
+    return name in get_args(PlannerName)
+
+
+def planner_named(name: str) -> PlannerName:
+    """``name`` as a planner name, or ValueError: names come from the command line and settings."""
+    if _known(name):
+        return name
+    raise ValueError(f"unknown planner '{name}' ({', '.join(get_args(PlannerName))})")
 
 
 def make_planner(name: PlannerName = "offline", *, fallback: str | None = None,
@@ -46,7 +57,7 @@ def make_planner(name: PlannerName = "offline", *, fallback: str | None = None,
         if fallback not in (None, "none"):
             raise ValueError(f"unknown fallback '{fallback}' (offline)")
         return planner
-    raise ValueError(f"unknown planner '{name}' (offline, openai)")
+    raise ValueError(f"unknown planner '{name}' ({', '.join(get_args(PlannerName))})")
 
 
 def build_engine(

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ummaya.model.manifest import Manifest
 
@@ -53,7 +53,7 @@ class TurnService:
         given), its retriever, a dispatcher on ``clock``, SQLite in the state folder
         (``store="default"``; None keeps sessions in memory), the deployment's retention policy
         and the named planner (``"offline"``, ``"openai"``) or a planner object."""
-        from .assemble import make_planner
+        from .assemble import make_planner, planner_named
         from .dispatch import Dispatcher
         from .retrieve import Retriever
         from .store import open_store
@@ -64,7 +64,7 @@ class TurnService:
         dispatcher = dispatcher or (Dispatcher(catalog, clock=clock) if clock is not None else Dispatcher(catalog))
         if store == "default":
             store = open_store(None)
-        planner_obj = make_planner(planner, clock=clock) if isinstance(planner, str) else planner
+        planner_obj = make_planner(planner_named(planner), clock=clock) if isinstance(planner, str) else planner
         return cls(catalog, retriever, dispatcher, planner_obj, store=store,
                    retention=retention or RetentionPolicy.from_env(), clock=clock)
 
@@ -93,7 +93,7 @@ class TurnService:
     # -- one adapter call (MCP) ---------------------------------------------------------------------
     async def call_adapter(self, m: Manifest, arguments: dict[str, Any], *, session_id: str, mode: Any,
                            request: str, citizen_texts: list[str], planner: str,
-                           render: Callable[[CallEnd], str], language: str = "ko") -> CallEnd:
+                           render: Callable[[CallEnd], str], language: Literal["ko", "en"] = "ko") -> CallEnd:
         """One call the planner did not propose, through the turn's own stages
         (``TurnEngine.call_adapter``); ``render`` writes the text the trace keeps as the answer."""
         end, _turn = await self.engine.call_adapter(

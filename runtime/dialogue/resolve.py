@@ -414,7 +414,8 @@ def resolve(
     # only when it points back at it (「같은 달」, 「그 해」).
     keep_time = top is not None and not new_time and (kind == "switch" or _points_back_in_time(text))
     hints = Hints(kind, place=hint_place if kind == "switch" and deixis else None,
-                  carried=_time_for(last_m, last.arguments, catalog.get(top["adapter_id"])) if keep_time else {},
+                  carried=_time_for(last_m, last.arguments, catalog.get(top["adapter_id"]))
+                  if keep_time and top is not None else {},
                   references=dict(state.references))
     return Frame(kind, found, slots, hints, new_place=place_named, new_time=new_time, deixis=deixis,
                  topic_words=topics, reason="a topic of its own")

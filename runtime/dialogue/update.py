@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
+from typing import Any, Literal
 
 from ..understand import table
 from ..understand.places import find_place
 from ..understand.regions import find_region
 from .resolve import Frame
-from .state import DialogueState, Intent, PendingQuestion, Place
+from .state import DialogueState, Intent, PendingQuestion, Place, Policy
 
 # Output fields worth remembering by name: a later step may reuse them (「그럼 신청해줘」 after an
 # eligibility check, 「접수번호로 조회」 after an application).
 _REFERENCE_FIELD = re.compile(r"(receipt|reference|application_id|confirmation|case_number)", re.I)
 # Output fields that name what a service or product is called (kept for a later 「그거」).
 _NAME_FIELD = re.compile(r"^(?:service|drug|benefit|product)_name$")
+
+
+def _class_of(slot: str) -> str | None:
+    st = table.slot(slot)
+    return st.class_ if st is not None else None
 
 
 def _remembered(slot: str) -> bool:
@@ -43,8 +48,8 @@ def non_personal(m: Any, arguments: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def after_turn(
-    state: DialogueState, frame: Frame | None, *, catalog: Any, query: str, language: str,
-    policy: str, stop_reason: str, asked: dict[str, Any] | None, calls: list[dict[str, Any]],
+    state: DialogueState, frame: Frame | None, *, catalog: Any, query: str, language: Literal["ko", "en"],
+    policy: Policy, stop_reason: str, asked: dict[str, Any] | None, calls: list[dict[str, Any]],
     slots: dict[str, Any], outputs: dict[str, Any] | None = None, now: dt.datetime | None = None,
 ) -> DialogueState:
     """The state after a turn.
@@ -57,8 +62,8 @@ def after_turn(
     from ..request_context import now_kst
 
     new = state.model_copy(deep=True)
-    new.language = language  # type: ignore[assignment]
-    new.policy = policy  # type: ignore[assignment]
+    new.language = language
+    new.policy = policy
     new.turns = state.turns + 1
     new.facts.now_kst = (now or now_kst()).isoformat(timespec="seconds")
 
@@ -97,7 +102,7 @@ def after_turn(
         )
         for name, value in args.items():
             slot = props.get(name, {}).get("x-slot", name)
-            if isinstance(value, str) and (_NAME_FIELD.match(name) or (_remembered(slot) and table.slot(slot).class_ == "product")):
+            if isinstance(value, str) and (_NAME_FIELD.match(name) or (_remembered(slot) and _class_of(slot) == "product")):
                 new.references[name] = value
         out = (outputs or {}).get(target.get("call_id", ""))
         _references_from_output(new, out)

@@ -35,13 +35,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 
 from ummaya.model.analysis import ANALYZER_VERSION, grams
 from .counter_examples import EXAMPLES_FILE, CounterExamples
 from .doc_table import DocTable
+
+if TYPE_CHECKING:  # whoosh is imported where an index is built or searched, not on import
+    from whoosh.fields import Schema
+    from whoosh.scoring import BM25F
 
 TABLE_FILE = "table.json"
 
@@ -133,7 +137,7 @@ def _doc_field_texts(doc: dict[str, Any], redirected: Sequence[tuple[str, str]] 
     return out
 
 
-def schema():
+def schema() -> Schema:
     from whoosh.fields import ID, TEXT, Schema
 
     from .whoosh_analyzer import PretokenizedTokenizer
@@ -153,7 +157,7 @@ def schema():
     return Schema(**fields)
 
 
-def weighting(config: IndexConfig):
+def weighting(config: IndexConfig) -> BM25F:
     from whoosh.scoring import BM25F
 
     return BM25F(B=B, K1=K1)

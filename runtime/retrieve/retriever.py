@@ -29,7 +29,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
@@ -38,6 +38,9 @@ from ummaya.model.analysis import _RUN, Segmenter, _en_words, grams
 from .doc_table import DocTable
 from .counter_examples import AGAINST_NOTHING, EXAMPLES_FILE, CounterExamples
 from .index import TABLE_FILE, Compiled, IndexConfig, ensure_index
+
+if TYPE_CHECKING:  # whoosh is imported on the first whoosh_search, not on import
+    from whoosh.searching import Searcher
 
 
 class RetrievalError(Exception):
@@ -302,8 +305,8 @@ class Retriever:
             for k in names:
                 by_region.setdefault(k, []).append(i)
         self._region_docs = {k: np.array(v, dtype=np.int64) for k, v in by_region.items()}
-        self._agency_names: dict[str, np.ndarray] | None = None
-        self._whoosh = None
+        self._agency_names: np.ndarray | None = None  # (n, 3) agency keys, built on first use
+        self._whoosh: Searcher | None = None
         self.dense = None
         if dense:
             from .dense import DenseIndex
@@ -447,9 +450,8 @@ class Retriever:
             keys = {f"g:{t}" for t in grams(head)} | {f"m:{t}" for t in self.segment(head)}
             kind_docs = self.compiled.postings(f"m:{suffix}") or self.compiled.postings(f"g:{suffix[:2]}")
             about = {int(j) for j in kind_docs[0]} if kind_docs is not None else set()
-            known = [k for k in keys if self.compiled.postings(k) is not None and not self._is_generic(k)]
-            if any(int(j) in about and not self.table.name_slot[int(j)]
-                   for k in known for j in self.compiled.postings(k)[0]):
+            known = [p for k in keys if not self._is_generic(k) and (p := self.compiled.postings(k)) is not None]
+            if any(int(j) in about and not self.table.name_slot[int(j)] for p in known for j in p[0]):
                 continue  # an adapter about that kind says the head of itself (심야 약국)
             return frozenset(keys | {f"g:{t}" for t in grams(head[-1] + suffix[0])}), suffix
         return None

@@ -204,7 +204,7 @@ class LedgerChecks:
                     if len(rows) < PAGE:
                         break
                     rows = self._rows_after(tx, st.seq, PAGE)  # many new rows: on, page by page
-                last = {"seq": st.seq, "hash": st.hash} if st.seq else None
+                last: dict[str, Any] | None = {"seq": st.seq, "hash": st.hash} if st.seq else None
                 problem, head_seq = self._head_problem(keys, lid, last)  # type: ignore[attr-defined]
             if problem is None:
                 st.head_seq = head_seq

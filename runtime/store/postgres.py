@@ -14,14 +14,17 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
 
 from .sql import SQLStore, Tx
 from .records import RetentionPolicy, StoreFault, as_utc, json_dumps
+
+# Every connection reads rows as dicts (row_factory=dict_row), as the SQL layer expects.
+_Conn: TypeAlias = psycopg.Connection[DictRow]
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -38,12 +41,12 @@ class PostgresStore(SQLStore):
         # A small pool: threads of one server process run their transactions side by side.
         self.pool_size = max(1, pool_size or int(os.environ.get("UMMAYA_DB_POOL_SIZE", "4")))
         self._slots = threading.BoundedSemaphore(self.pool_size)
-        self._idle: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
-        self._all: list[psycopg.Connection] = []
+        self._idle: queue.LifoQueue[_Conn] = queue.LifoQueue()
+        self._all: list[_Conn] = []
         self._closed = False
         self._give_back(self._connect(), acquired=False)  # fail fast on a bad URL
 
-    def _connect(self) -> psycopg.Connection:
+    def _connect(self) -> _Conn:
         conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row,
                                connect_timeout=self._connect_timeout)
         conn.execute("SET TIME ZONE 'UTC'")
@@ -51,7 +54,7 @@ class PostgresStore(SQLStore):
             self._all.append(conn)
         return conn
 
-    def _take(self) -> psycopg.Connection:
+    def _take(self) -> _Conn:
         if self._closed:
             raise psycopg.OperationalError("store is closed")
         self._slots.acquire()
@@ -68,7 +71,7 @@ class PostgresStore(SQLStore):
             self._slots.release()
             raise
 
-    def _give_back(self, conn: psycopg.Connection, *, acquired: bool = True) -> None:
+    def _give_back(self, conn: _Conn, *, acquired: bool = True) -> None:
         if self._closed or conn.broken or conn.closed:
             self._discard(conn)
         else:
@@ -76,7 +79,7 @@ class PostgresStore(SQLStore):
         if acquired:
             self._slots.release()
 
-    def _discard(self, conn: psycopg.Connection) -> None:
+    def _discard(self, conn: _Conn) -> None:
         with self._lock:
             if conn in self._all:
                 self._all.remove(conn)

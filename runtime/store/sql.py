@@ -740,6 +740,8 @@ class SQLStore(LedgerChecks, Store):
         return stored
 
     def _write_trace_row(self, tx: Tx, stored: Trace) -> None:
+        if stored.updated_at is None or stored.expires_at is None:  # _stage_trace stamps both
+            raise ValueError(f"trace {stored.trace_id} was written without being staged")
         tx.q(
             "INSERT INTO traces (trace_id, created_at, updated_at, expires_at, release_id, "
             "release_alias, session_id, stop_reason, state, states, timings, request_text, "

@@ -120,6 +120,7 @@ class SQLiteStore(SQLStore):
         # One connection, one transaction at a time: threads take turns (SQLite has one writer
         # per file anyway; WAL lets other processes read meanwhile). Trace batches (trace_tx) use
         # the writer's own connection, so they never hold this one's lock.
+        lock: contextlib.AbstractContextManager[bool]  # the writer's Lock or the store's RLock
         if getattr(self._local, "trace", False):
             lock = self._trace_lock
             with lock:

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ummaya.model.manifest import Manifest
 
@@ -148,7 +148,7 @@ class TurnEngine:
     def grant(self, session_id: str, m: Manifest) -> str:
         c = m.permission.consent
         if self.store is None or c is None:
-            return self.consents.grant_consent(session_id, m)  # type: ignore[call-arg]
+            return self.consents.grant_consent(session_id, m)
         from ..store.records import LedgerBroken, StoreFault
 
         try:
@@ -181,7 +181,7 @@ class TurnEngine:
 
     async def call_adapter(self, m: Manifest, arguments: dict[str, Any], *, session_id: str, mode: Mode,
                            request: str, citizen_texts: list[str], planner: str,
-                           render: Callable[[CallEnd], str], language: str = "ko") -> tuple[CallEnd, TurnResult]:
+                           render: Callable[[CallEnd], str], language: Literal["ko", "en"] = "ko") -> tuple[CallEnd, TurnResult]:
         """One call proposed by someone other than the planner (an MCP host), through the turn's
         own stages: validate → argument checks (the personal-data guard first) → gate → dispatch →
         project, logged as a turn and stored by this engine's trace writer. ``citizen_texts`` are
@@ -326,8 +326,8 @@ class TurnEngine:
                 st.repair = None
                 given = CheckInput(ctx, calls, by_id, self.consents, list(st.evidence))
                 refusals = run_checks([self.personal_guard], given, log)
-                for r in self.personal_guard.redactions:
-                    log.emit("redaction", "validate", **r.event())
+                for red in self.personal_guard.redactions:
+                    log.emit("redaction", "validate", **red.event())
                 refusals += run_checks(self.argument_checks, given, log)
                 if refusals and all(r.repairable for r in refusals) \
                         and repair_budget_left(st, [r.adapter_id for r in refusals], req.repair_budget):
@@ -377,9 +377,9 @@ class TurnEngine:
                 # The model failed after evidence was found (an empty reply, a 500, a cut stream):
                 # the turn answers from what it holds, engine-framed and saying so. If that is
                 # only a located place, the request is not answered: the failure stays the stop.
-                s = held_evidence_stop(ctx, st, "model_error", log, code=exc.code, message=exc.message)
-                stop_reason, stop_text, detail, layer = s.reason, s.text, s.detail, s.layer
-                if s.reason != "completed":
+                held = held_evidence_stop(ctx, st, "model_error", log, code=exc.code, message=exc.message)
+                stop_reason, stop_text, detail, layer = held.reason, held.text, held.detail, held.layer
+                if held.reason != "completed":
                     error = {"code": exc.code, "message": exc.message}
                     log.emit("error", "plan", code=exc.code, message=exc.message)
             else:
@@ -393,8 +393,8 @@ class TurnEngine:
             if ctx.deadline is None or asyncio.get_running_loop().time() < ctx.deadline:
                 raise  # not the turn's deadline: a bug somewhere below, not a stop
             if log.stage == "plan" and st.evidence:
-                s = held_evidence_stop(ctx, st, "turn_deadline", log, code="turn_deadline")
-                stop_reason, stop_text, detail, layer = s.reason, s.text, s.detail, s.layer
+                held = held_evidence_stop(ctx, st, "turn_deadline", log, code="turn_deadline")
+                stop_reason, stop_text, detail, layer = held.reason, held.text, held.detail, held.layer
             else:
                 stop_reason, stop_text, detail, layer, error = self._deadline_stop(ctx, log)
         if req.session_id:  # a turn without a session carries nothing, so nothing is stored
@@ -558,5 +558,6 @@ def turn_personal_values(r: TurnResult, catalog: Catalog) -> list[Any]:
     stored trace masks wherever they occur (runtime/store/retention.py)."""
     from .provenance import personal_values
 
-    outputs = [(e.get("adapter_id"), e.get("summary")) for e in r.evidence if isinstance(e, dict)]
+    outputs = [(e["adapter_id"], e.get("summary")) for e in r.evidence
+               if isinstance(e, dict) and isinstance(e.get("adapter_id"), str)]  # no id: no schema marks it
     return personal_values(list(r.calls or []), outputs, catalog)

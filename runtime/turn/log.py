@@ -25,7 +25,7 @@ class TurnLog:
         return round((time.perf_counter() - self.t0) * 1000, 3)
 
     def emit(self, type_: str, stage: str, **data: Any) -> Event:
-        e = Event(seq=len(self.events), type=type_, stage=stage, t_ms=self.ms(), data=data)  # type: ignore[arg-type]
+        e = Event(seq=len(self.events), type=type_, stage=stage, t_ms=self.ms(), data=data)
         self.events.append(e)
         return e
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 from ummaya.model.manifest import Manifest
 
+from ..dialogue.state import Policy
 from ..request_context import Session
 from ..events import Event
 from ..plan.protocol import Action, Evidence, ToolCall
@@ -44,7 +45,7 @@ class TurnRequest:
     # engine's default (UMMAYA_TURN_DEADLINE_S, else 120 s).
     deadline_s: float | None = None
     # The session's policy mode (default | lookup_only); None keeps the session's current one.
-    policy: str | None = None
+    policy: Policy | None = None
 
 
 @dataclass
@@ -112,7 +113,7 @@ class TurnContext:
     # read against it (set by the retrieve stage), and the session's policy mode.
     dialogue: Any = None
     frame: Any = None
-    policy: str = "default"
+    policy: Policy = "default"
     # The engine's catalog (its guidance: emergencies, channels, service words); None for a
     # context built outside an engine.
     catalog: Any = None

@@ -13,7 +13,7 @@ import datetime as dt
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import grammar, table, vocab
 
@@ -143,7 +143,7 @@ def is_holiday(d: dt.date) -> bool:
     return False
 
 
-def day_kind_in(text: str, now: dt.datetime) -> int | str | None:
+def day_kind_in(text: str, now: dt.datetime) -> int | Literal["holiday"] | None:
     """The day a request is about as a weekday (Monday 0) or ``"holiday"``: 일요일, 주말 (the coming
     Saturday, Sunday on a Sunday), 오늘/내일, 「다음 주 월요일」, a holiday by name, 공휴일/명절.
     Never from a time (「3시」) or a duration (「3일장」)."""
@@ -235,6 +235,7 @@ def date_in(text: str, now: dt.datetime) -> dt.date | None:
     today = now.date()
     low = text.lower()
     cal = _c()
+    m: re.Match[str] | None  # each reader below tries its own pattern
     for m in (*grammar.DATE_YMD.finditer(text), *_YMD_COMPACT.finditer(text)):
         try:
             d = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
@@ -274,14 +275,14 @@ def date_in(text: str, now: dt.datetime) -> dt.date | None:
             return dt.date(year, month, int(m.group(2)))
         except ValueError:
             return None
-    for month, day, year, _s, _e in english_dates(text):
+    for month, day, en_year, _s, _e in english_dates(text):
         try:
-            d = dt.date(year or today.year, month, day)
+            d = dt.date(en_year or today.year, month, day)
         except ValueError:
             continue
-        if year is None and d < today - dt.timedelta(days=183):
+        if en_year is None and d < today - dt.timedelta(days=183):
             d = d.replace(year=today.year + 1)
-        if year is None and d > today + dt.timedelta(days=183):
+        if en_year is None and d > today + dt.timedelta(days=183):
             d = d.replace(year=today.year - 1)
         return d
     m = _EN_AGO.search(low)
@@ -346,9 +347,9 @@ def time_in(text: str, now: dt.datetime) -> dt.time | None:
     if m:
         hour = int(m.group(1)) % 12 + (12 if m.group(3).startswith("p") else 0)
         return dt.time(hour, int(m.group(2) or 0))
-    hour = _first(low, cal["times_of_day"])
-    if hour is not None:
-        return dt.time(hour, 0)
+    named_hour = _first(low, cal["times_of_day"])
+    if named_hour is not None:
+        return dt.time(named_hour, 0)
     if names_now(text):
         return now.time().replace(second=0, microsecond=0)
     return None

@@ -9,13 +9,14 @@ new kind of facility is words there, never code.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from . import grammar, table, vocab
 
-def _alt(words: object) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) or "(?!)"  # type: ignore[arg-type]
+def _alt(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) or "(?!)"
 
 
 @lru_cache(maxsize=16)

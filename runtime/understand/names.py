@@ -180,7 +180,7 @@ def programme_named(text: str, vocabulary: str) -> str | None:
         if glued and w not in c.terms and not _not_a_name(w):
             return w
         if w in heads and i > 0:
-            before = []
+            before: list[str] = []
             for prev in reversed(ws[:i]):
                 if (_not_a_name(prev) or prev in c.terms or prev in c.not_products or len(prev) < 2 or prev in heads
                         or not _may_be_keyword(prev)):
@@ -218,9 +218,9 @@ def read_keyword_value(req: Any) -> Any:
     if points_back(req.text) and ctx is not None and (getattr(ctx, "carried_args", None) or getattr(ctx, "references", None)):
         return None
     vocabulary = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
-    named = [w for w in content_words(_after_kind_noun(req.text), vocabulary, keyword=True) if _may_be_keyword(w)]
+    content = [w for w in content_words(_after_kind_noun(req.text), vocabulary, keyword=True) if _may_be_keyword(w)]
     place = getattr(ctx, "place", None) if ctx is not None else None
-    ws = [w for w in named if w not in place.split()] if place else named
+    ws = [w for w in content if w not in place.split()] if place else content
     region = getattr(ctx, "region", None) if ctx is not None else None
     if region is not None and getattr(ctx, "region_fields", False):
         # A region the request names fills the adapter's region fields (「부산 수영구 청년 월세」 →
@@ -241,7 +241,7 @@ def read_keyword_value(req: Any) -> Any:
         return None if not ws else " ".join(ws[:3])
     # Only a place was named — the answer to 「which one?」 (「자갈치」) or a name that is also a
     # 시·군·구 (「해운대 공영주차장」): it is the search word, unless it is only the 시·도.
-    rest = [w for w in named if not _is_sido(w)]
+    rest = [w for w in content if not _is_sido(w)]
     return " ".join(rest[:3]) if rest else None
 
 

@@ -41,8 +41,9 @@ def coordinates_in(text: str) -> tuple[float, float] | None:
             return la, lo
     m = _HEMISPHERES.search(text)
     if m:
-        la, lo = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        return float(la), float(lo)
+        # either 35.17N 129.07E (groups 1, 2) or N35.17 E129.07 (groups 3, 4)
+        first = 1 if m.group(1) else 3
+        return float(m.group(first)), float(m.group(first + 1))
     m = _PAIR.search(text)
     if m:
         return float(m.group(1)), float(m.group(2))
@@ -128,8 +129,8 @@ def quantity_in(text: str, unit: str | None = None) -> int | None:
     if unit is None:
         return None
     spelled = "|".join(sorted(grammar.NATIVE_NUMBERS, key=len, reverse=True))
-    m = re.search(rf"(?:^|(?<=\s))({spelled})\s*{re.escape(unit)}", text)
-    return grammar.NATIVE_NUMBERS[m.group(1)] if m else None
+    native = re.search(rf"(?:^|(?<=\s))({spelled})\s*{re.escape(unit)}", text)
+    return grammar.NATIVE_NUMBERS[native.group(1)] if native else None
 
 
 __all__ = ["amount_in", "coordinates_in", "count_in", "quantity_in"]

@@ -282,7 +282,7 @@ def read_day_code(req: ReadRequest) -> Any:
                 return typed(code, req.prop.get("enum", [code]))
         return None
     fmt = req.prop.get("x-format", "weekday-mon1")
-    if kind == "holiday":
+    if isinstance(kind, str):  # "holiday": the one day kind that is not a weekday number
         value = 8
     elif fmt == "weekday-sun1":
         value = (kind + 1) % 7 + 1

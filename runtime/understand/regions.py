@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from . import grammar, table, vocab
 
@@ -56,11 +56,27 @@ class Region:
         return self.sido_full + (f" {self.sigungu}" if self.sigungu else "")
 
 
+class _Sido(TypedDict):
+    """One 시·도 of registry/_vocab's regions table."""
+
+    name: str
+    short: str
+    en: str
+    centre: list[float]  # [lat, lon]
+    old: NotRequired[list[str]]
+    en_aliases: NotRequired[list[str]]
+
+
+def _centre(s: _Sido) -> tuple[float, float]:
+    lat, lon = s["centre"]
+    return lat, lon
+
+
 @dataclass
 class _Index:
     sido: dict[str, str] = field(default_factory=dict)  # name (lower-case for English) -> code
     sido_en: dict[str, str] = field(default_factory=dict)  # English name, lower-case -> code
-    meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    meta: dict[str, _Sido] = field(default_factory=dict)
     sigungu: dict[str, list[str]] = field(default_factory=dict)  # name or short name -> codes
     sigungu_name: dict[str, tuple[str, bool]] = field(default_factory=dict)  # code -> (name, current)
     dong: dict[str, list[str]] = field(default_factory=dict)
@@ -270,12 +286,15 @@ def find_region(text: str) -> Region | None:
         if len(only) == 1:
             sigungu = only[0]  # 세종특별자치시 has one 시·군·구 code of its own (36110)
     s = ix.meta[sido]
-    name, current = ix.sigungu_name.get(sigungu, (None, True)) if sigungu else (None, True)
+    sigungu_full: str | None = None
+    current = True
+    if sigungu:
+        sigungu_full, current = ix.sigungu_name.get(sigungu, (None, True))
     dong_name = None
     if dong is not None:
         dong_name = next((n for n, codes in ix.dong.items() if dong in codes), None)
-    return Region(sido, s["name"], s["short"], s["en"], tuple(s.get("old", [])), tuple(s["centre"]),  # type: ignore[arg-type]
-                  name, sigungu, dong_name, dong, landmark[2] if landmark else None, current)
+    return Region(sido, s["name"], s["short"], s["en"], tuple(s.get("old", [])), _centre(s),
+                  sigungu_full, sigungu, dong_name, dong, landmark[2] if landmark else None, current)
 
 
 def sigungu_name_in(text: str) -> str | None:
@@ -305,13 +324,13 @@ def _sigungu_of(dong_code: str) -> str | None:
 def sido_centre(short_or_code: str) -> tuple[float, float] | None:
     ix = _index()
     code = short_or_code if short_or_code in ix.meta else ix.sido.get(short_or_code)
-    return tuple(ix.meta[code]["centre"]) if code in ix.meta else None  # type: ignore[return-value]
+    return _centre(ix.meta[code]) if code is not None and code in ix.meta else None
 
 
 def sidos() -> list[dict[str, Any]]:
     """Every 시·도: {code, name, short, en, old, centre}."""
     ix = _index()
-    return [dict(v, code=k) for k, v in sorted(ix.meta.items())]
+    return [{**v, "code": k} for k, v in sorted(ix.meta.items())]
 
 
 def is_region_name(text: str) -> bool:

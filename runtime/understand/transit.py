@@ -8,6 +8,7 @@ readers in ``readers.py`` shape the value for the field (its enum and x-enum-lab
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -15,8 +16,8 @@ from pathlib import Path
 from . import grammar, table, vocab
 
 
-def _alt(words: object) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) or "(?!)"  # type: ignore[arg-type]
+def _alt(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) or "(?!)"
 
 
 # -- route numbers -------------------------------------------------------------------------------

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ._common import DatabaseURL, SessionName, emit_json, make_model_planner, model_options, open_db
+
+if TYPE_CHECKING:  # the runtime is imported when the command runs, not when the CLI starts
+    from ummaya.runtime.dialogue.state import Policy
 
 MODES = click.Choice(["auto", "live", "mock"])
 
@@ -25,7 +29,7 @@ MODES = click.Choice(["auto", "live", "mock"])
 @click.option("--db", default=None, type=DatabaseURL(), help="Store URL (sqlite:///path or postgresql://…); default: UMMAYA_DATABASE_URL or ~/.ummaya.")
 @click.option("--root", type=click.Path(exists=True, file_okay=False), default=None, help="Project folder whose generated/ to load.")
 def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: tuple[str, ...],
-        policy: str | None, planner: str, base_url: str | None, model: str | None, profile: str | None,
+        policy: Policy | None, planner: str, base_url: str | None, model: str | None, profile: str | None,
         fallback: str | None, timeout_s: float | None, context_tokens: int | None, deadline_s: float | None,
         top_k: int, db: str | None, root: str | None) -> None:
     """Ask for a public-service outcome, e.g. ummaya ask "동아대 승학캠퍼스 근처 응급실 알려줘"."""

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import TYPE_CHECKING
 
 import click
 
 from ._common import DatabaseURL, SessionName, fail, make_model_planner, model_options, open_db
+
+if TYPE_CHECKING:  # the runtime is imported when the command runs, not when the CLI starts
+    from ummaya.runtime.dialogue.state import Policy
 
 BADGE_STYLE = {"live": "bold green", "mock": "bold yellow", "handoff": "bold cyan"}
 
@@ -23,7 +27,7 @@ BADGE_STYLE = {"live": "bold green", "mock": "bold yellow", "handoff": "bold cya
 @click.option("--root", type=click.Path(exists=True, file_okay=False), default=None)
 def chat(mode: str, planner: str, base_url: str | None, model: str | None, profile: str | None, fallback: str | None,
          timeout_s: float | None, context_tokens: int | None, deadline_s: float | None, session_id: str | None,
-         policy: str | None, db: str | None, root: str | None) -> None:
+         policy: Policy | None, db: str | None, root: str | None) -> None:
     """Talk to UMMAYA; empty line or Ctrl-D to quit."""
     from rich.console import Console
     from rich.prompt import Confirm, Prompt
@@ -71,7 +75,7 @@ def chat(mode: str, planner: str, base_url: str | None, model: str | None, profi
 
 
 async def _turn(service, console, query: str, session_id: str, mode: str, consents: tuple[str, ...],
-                policy: str | None = None, context_tokens: int | None = None, deadline_s: float | None = None):
+                policy: Policy | None = None, context_tokens: int | None = None, deadline_s: float | None = None):
     from ummaya.runtime.turn import TurnRequest
 
     from ._operator import echo_notes, operator_notes
