@@ -76,6 +76,19 @@ def particle_fits(stem: str, particle: str) -> bool:
     return True
 
 
+# The directional particle (으)로 (「부산역으로 가」, 「해운대로 와」). A word ending so is also the
+# shape of a road name (효원로, 해운대로, 한누리대로): the two are told apart by what follows. The
+# particle governs a verb of motion; it never stands before a building number (「해운대로 25」) or a
+# place anchor noun (「해운대로 근처」), so before those the ending is the road's own.
+DIRECTIONAL = frozenset(("으로", "로"))
+
+
+def ends_like_directional(word: str) -> bool:
+    """``word`` ends in (으)로 after a stem of two syllables or more, as the directional particle
+    would; the reader decides by what follows whether that 로 is the particle or the name's."""
+    return any(word.endswith(p) and len(word) > len(p) + 1 for p in DIRECTIONAL)
+
+
 def split_particle(word: str, *, known: Container[str] = (), min_stem: int = 2,
                    roads: bool = False) -> tuple[str, str]:
     """(stem, particle) of one eojeol — particle "" when none may be taken off.
@@ -210,6 +223,6 @@ def eojeols(text: str) -> list[str]:
     return WORD.findall(text)
 
 
-__all__ = ["AFTER_CONSONANT", "AFTER_VOWEL", "COPULA_END", "NEUTRAL", "PARTICLES", "POLITE_END", "PREDICATE_END",
+__all__ = ["AFTER_CONSONANT", "AFTER_VOWEL", "COPULA_END", "DIRECTIONAL", "ends_like_directional", "NEUTRAL", "PARTICLES", "POLITE_END", "PREDICATE_END",
            "copula_noun", "eojeols", "final_consonant", "has_batchim", "is_hangul", "is_predicate", "particle_fits",
            "sino_number", "split_particle", "strip_particle"]

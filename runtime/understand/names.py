@@ -27,6 +27,7 @@ class _Classes:
         self.deixis = fw("deixis")
         self.labels = fw("personal_labels")
         self.value_labels = fw("value_labels")
+        self.birth_labels = tuple(sorted(fw("birth_labels"), key=len, reverse=True))
         self.temporal = fw("temporal")
         self.request = fw("request")
         self.ask_about = vocab.words("products", "ask_about")
@@ -314,19 +315,25 @@ __all__ = ["clean", "content_words", "person_name_in", "points_back", "product_i
 
 
 def _names_before_dates(text: str) -> str | None:
-    """A 2–4 syllable word right before a date of birth or a phone number (「김하은, 1992년 3월 4일생」,
-    「박지은 880719」, 「우리 엄마 이순자 1956년 …」): a name stated as one."""
-    from .dates import birth_spans
+    """A name right before a date of birth or a phone number (「김하은, 1992년 3월 4일생」, 「박지은
+    880719」, 「우리 엄마 이순자 1956년 …」, "Park Jieun, born 19 July 1988"): a name stated as one. The
+    labels that introduce a date of birth (birth_labels: 생년월일, born, DOB …) may stand between."""
+    from .dates import birth_spans, english_dates
 
     c = classes()
-    for start, _end in birth_spans(text):
-        before = text[:start].rstrip(" ,/")
+    starts = [s for s, _e in birth_spans(text)]
+    starts += [s for _m, _d, year, s, _e in english_dates(text) if year is not None]
+    for start in sorted(set(starts)):
+        before = _without_birth_label(text[:start], c)
         last = before.split()[-1] if before.split() else ""
         noun = grammar.copula_noun(last)  # 「김민지입니다 1993년 …」: the name before its copula
         if noun and 2 <= len(noun) <= 4:
             before = before[: len(before) - len(last)] + noun
         m = re.search(r"([가-힣]{2,4})$", before)
         if not m:
+            if (en := _ENGLISH_FULL_NAME.search(before)) and not any(
+                    w.lower() in c.labels or is_function(w) for w in en.group(1).split()) and not _english_place(en.group(1)):
+                return en.group(1)
             continue
         word = m.group(1)
         if word.lower() in c.labels or is_function(word) or word in c.terms or word in known_places():
@@ -335,6 +342,32 @@ def _names_before_dates(text: str) -> str | None:
             continue  # the end of a longer word, not a name
         return word
     return None
+
+
+# A name written in Latin letters, given and family name capitalised ("Park Jieun", "Kim Min-ji").
+_ENGLISH_FULL_NAME = re.compile(r"(?:^|[\s:,(—–-])([A-Z][a-z]+(?:-[a-z]+)?(?:\s+[A-Z][a-z]+(?:-[a-z]+)?){1,2})$")
+
+
+def _english_place(name: str) -> bool:
+    """"Busan Station", "Seoul": a place the vocabularies know by its English name, never a person."""
+    from .places import words
+
+    return name.lower() in words().landmarks_en
+
+
+def _without_birth_label(before: str, c: _Classes) -> str:
+    """``before`` (the text up to a date of birth) without the label that introduces the date and
+    the separators around it: 「홍길동 생년월일:」 → 「홍길동」, "Kim Minji, born" → "Kim Minji"."""
+    out = before.rstrip(" ,/:")
+    changed = True
+    while changed:
+        changed = False
+        for label in c.birth_labels:
+            if out.lower().endswith(label) and (len(out) == len(label) or not out[-len(label) - 1].isalnum()):
+                out = out[: -len(label)].rstrip(" ,/:")
+                changed = True
+                break
+    return out
 
 
 def _english_name(text: str) -> str | None:

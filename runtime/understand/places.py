@@ -131,14 +131,18 @@ def _stem(word: str) -> str:
     return grammar.strip_particle(word, known=w.known, roads=True)
 
 
-def classify(word: str) -> tuple[str, str]:
+def classify(word: str, *, before_number_or_anchor: bool = False) -> tuple[str, str]:
     """(kind, text) for one 어절: ``place`` (part of a name), ``place_end`` (a noun that ends its
     clause: 「하단동인데」), ``number`` (a building or lot number), ``skip`` (a function word) or
-    ``stop`` (ends the span)."""
+    ``stop`` (ends the span). ``before_number_or_anchor``: the next word is a building number or a
+    place anchor, where the directional particle (으)로 never stands — a road ending there is the
+    road's (해운대로 25, 해운대로 근처), even when the word before it is a known place."""
     w = word.strip(".,!?~…\"'()[]「」『』")
     if not w or MARK in w or "[" in word:
         return "stop", ""
     kw = words()
+    if before_number_or_anchor and _road_name(w, kw):
+        return "place", w
     if kw.building_number.match(w):
         return "number", w
     numeric = kw.number_with_particle.match(w)
@@ -179,6 +183,13 @@ def classify(word: str) -> tuple[str, str]:
     return "place", stem
 
 
+def _road_name(word: str, kw: _Words) -> bool:
+    """A word shaped like a road name: a road ending (로, 대로, 길 …) after a name of its own, where
+    that ending could also be read as the directional particle (해운대로, 대학로)."""
+    return (grammar.ends_like_directional(word) and any(word.endswith(e) for e in kw.road_endings)
+            and not is_function(word) and not grammar.is_predicate(word))
+
+
 def _adverb(word: str, kw: _Words) -> bool:
     """An adverbial form (빨갛게, 천천히) of three syllables or more that no vocabulary knows."""
     return len(word) >= 3 and word not in kw.known and word.endswith(("게", "히")) and grammar.is_hangul(word[-1])
@@ -197,7 +208,7 @@ def _span_backwards(ws: list[str], max_words: int = 4, exclude: frozenset[str] =
     for index, word in enumerate(reversed(ws)):
         if not picked and pending_number is None and index == 0 and word.strip(".,!?~") in kw.existence:
             continue  # 「광장시장에 계신데요 근처」: being somewhere — the place is the word before
-        kind, text = classify(word)
+        kind, text = classify(word, before_number_or_anchor=(not picked and (index == 0 or pending_number is not None)))
         if picked and kind in ("place", "place_end") and _carries_particle(word):
             break  # 「아버지가 대전역에」: a word with its own particle is another phrase
         if kind in ("place", "place_end") and _is_service_word(text, exclude):
@@ -316,8 +327,11 @@ def bare_place(text: str, language: str = "ko", vocabulary: frozenset[str] | set
         return english_to_korean(" ".join(kept)) if kept else None
     picked: list[str] = []
     pending_number: str | None = None
-    for word in split_words(text):
-        kind, value = classify(word)
+    ws = split_words(text)
+    for i, word in enumerate(ws):
+        following = ws[i + 1] if i + 1 < len(ws) else ""
+        kind, value = classify(word, before_number_or_anchor=bool(following) and (
+            classify(following)[0] == "number" or bool(words().anchor_rx.match(following))))
         if kind == "number":
             if picked and (has_place_suffix(picked[-1]) or picked[-1] in known_places()):
                 picked.append(value)  # 효원로 25, 중앙동 123-4: an address ends at its number
@@ -328,8 +342,9 @@ def bare_place(text: str, language: str = "ko", vocabulary: frozenset[str] | set
                 break
             continue
         low = value.lower()
-        if value not in known_places() and any(low[:k] in vocabulary for k in range(len(low), 1, -1)):
-            continue
+        road = value == word.strip(".,!?~…\"'()[]「」『』") and _road_name(value, words())
+        if value not in known_places() and not road and any(low[:k] in vocabulary for k in range(len(low), 1, -1)):
+            continue  # a word of the topic's own (「영문주소」); a road name before its number is no such word
         picked.append(value)
         if kind == "place_end" or len(picked) >= 4:
             break
