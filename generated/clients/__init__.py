@@ -60,6 +60,7 @@ ADAPTERS = (
     "kma_typhoon_bulletins",
     "kma_ultra_short_forecast",
     "kma_ultra_short_nowcast",
+    "kma_uv_index",
     "kma_weather_warnings",
     "korail_ticket_booking_handoff",
     "koroad_accident_hotspots",
