@@ -151,6 +151,7 @@ ADAPTERS = (
     "tago_domestic_flights",
     "tago_express_bus_timetable",
     "tago_intercity_bus_timetable",
+    "tago_train_timetable",
     "traffic_fine_payment",
     "welfare_application_submit",
     "welfare_eligibility_check",
