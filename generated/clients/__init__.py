@@ -46,6 +46,7 @@ ADAPTERS = (
     "kcue_university_majors",
     "kdca_vaccination_record_handoff",
     "keco_ev_chargers",
+    "keco_subway_station_pm25",
     "kma_cold_wave_guidance",
     "kma_cold_wave_impact",
     "kma_earthquakes",
