@@ -113,6 +113,7 @@ ADAPTERS = (
     "mydata_consent",
     "nec_polling_places",
     "neis_certificate_handoff",
+    "neis_school_info",
     "neis_school_meals",
     "nhis_checkup_results_handoff",
     "nhis_premium_payment_handoff",
