@@ -116,6 +116,7 @@ ADAPTERS = (
     "neis_school_info",
     "neis_school_meals",
     "nhis_checkup_results_handoff",
+    "nhis_long_term_care_facilities",
     "nhis_premium_payment_handoff",
     "nl_book_search",
     "nmc_aed_by_district",
