@@ -23,6 +23,7 @@ ADAPTERS = (
     "gov24_benefit_search",
     "gov24_move_in_report",
     "gov24_resident_registration_copy_handoff",
+    "gwangju_bus_arrivals",
     "gwangju_bus_routes",
     "hira_hospital_departments",
     "hira_hospital_equipment",
