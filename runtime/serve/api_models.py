@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema
 
@@ -19,17 +19,23 @@ def _integral(v: Any) -> Any:
     return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
-def int_range(lo: int, hi: int) -> Any:
-    return Annotated[int, BeforeValidator(_integral), Field(ge=lo, le=hi),
-                     WithJsonSchema({"type": "integer", "minimum": lo, "maximum": hi})]
+# Integer ranges as JSON Schema says them (46.0 is an integer there). Written out, not built by a
+# function: a type checker reads an annotation, it does not run one.
+MaxTokens = Annotated[int, BeforeValidator(_integral), Field(ge=1, le=32768),
+                      WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 32768})]
+ContextTokens = Annotated[int, BeforeValidator(_integral), Field(ge=256, le=10_000_000),
+                          WithJsonSchema({"type": "integer", "minimum": 256, "maximum": 10_000_000})]
+TopK = Annotated[int, BeforeValidator(_integral), Field(ge=1, le=50),
+                 WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50})]
 AdapterId = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{1,64}$")]
 FilterText = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=r"\S")]
 Primitive = Literal["locate", "find", "check", "send"]
 Tier = Literal["live", "mock", "handoff"]
 
 
-def _one_or_many(t: Any) -> Any:
-    return t | Annotated[list[t], Field(min_length=1, max_length=16)] | None  # type: ignore[valid-type]
+_T = TypeVar("_T")
+# One value or a list of 1–16 of them (a generic alias, so each filter key says its own type).
+OneOrMany = Union[_T, Annotated[list[_T], Field(min_length=1, max_length=16)], None]
 
 
 class Filters(BaseModel):
@@ -38,10 +44,10 @@ class Filters(BaseModel):
 
     model_config = ConfigDict(extra="allow", strict=True, json_schema_extra={"additionalProperties": False})
 
-    primitive: _one_or_many(Primitive) = None
-    tier: _one_or_many(Tier) = None
-    domain: _one_or_many(FilterText) = None
-    agency: _one_or_many(FilterText) = Field(None, description="agency code, Korean or English name")
+    primitive: OneOrMany[Primitive] = None
+    tier: OneOrMany[Tier] = None
+    domain: OneOrMany[FilterText] = None
+    agency: OneOrMany[FilterText] = Field(None, description="agency code, Korean or English name")
 
 
 class Generation(BaseModel):
@@ -53,9 +59,9 @@ class Generation(BaseModel):
     model: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$",
                               description="model name (openai planner); default UMMAYA_LLM_MODEL")
     temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: int_range(1, 32768) | None = None  # type: ignore[valid-type]
+    max_tokens: MaxTokens | None = None
     timeout_s: float | None = Field(None, gt=0, le=120, description="per provider request")
-    context_tokens: int_range(256, 10_000_000) | None = Field(  # type: ignore[valid-type]
+    context_tokens: ContextTokens | None = Field(
         None, description="the model's context in tokens: the whole prompt (system, tools, messages) plus "
         "the reply must fit; the planner trims tools, then earlier results, and reports it (default: "
         "UMMAYA_LLM_CONTEXT_TOKENS, else the provider profile's)")
@@ -71,7 +77,7 @@ class RetrieveRequest(BaseModel):
     query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, pattern=QUERY_PATTERN,
                        description="the citizen's request (Korean or English); empty → empty_query, "
                        "over 2000 characters → query_too_long (refused, never truncated)")
-    top_k: int_range(1, 50) | None = Field(None, description="default: the release's policy "
+    top_k: TopK | None = Field(None, description="default: the release's policy "
                                   "(above the release's max_top_k: clamped)")
     filters: Filters | None = None
     stream: bool = False

@@ -552,7 +552,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
 
     # -- routes ----------------------------------------------------------------------------------
 
-    errors = {s: {"model": M.ErrorResponse, "description": d} for s, d in (
+    errors: dict[int | str, dict[str, Any]] = {s: {"model": M.ErrorResponse, "description": d} for s, d in (
         (400, "invalid_json"), (401, "unauthorized (only when the server has API keys)"),
         (404, "release_not_found, knowledge_base_not_found, unknown_adapter, session_not_found"),
         (408, "request_timeout"), (413, "payload_too_large"), (415, "unsupported_media_type"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
 from typing import Any
 
 SCOPE_KEY = "ummaya.api_key_fp"  # where the ASGI scope carries the caller's key fingerprint
@@ -35,7 +36,7 @@ def parse_keys(value: str | None) -> tuple[str, ...]:
     return keys
 
 
-def caller(scope: dict[str, Any]) -> str | None:
+def caller(scope: Mapping[str, Any]) -> str | None:
     return scope.get(SCOPE_KEY)
 
 

@@ -289,6 +289,9 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
     events that become ready together go out in one write, and every event goes out as soon as the
     turn waits on anything (an upstream, the model) or ends."""
     state = p.state
+    turn = p.turn
+    if turn is None:  # prepare(answer=True) always sets it; a retrieve request has none
+        raise ValueError("answer_events needs a request prepared with answer=True")
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
     seen_events: list[Any] = []
@@ -297,7 +300,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
 
     async def drive() -> None:
         try:
-            async for e in turns.stream(p.turn, sink=results.append):
+            async for e in turns.stream(turn, sink=results.append):
                 queue.put_nowait(("engine", e))
                 if live and e.type in STAGE_ENDS:
                     # A turn on mock dispatch never waits on I/O; at each stage boundary let the
@@ -321,6 +324,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
     call_ids: dict[str, str] = {}
     facts = p.loaded.facts
     held: list[dict[str, Any]] = []  # evidence waits for its rank until the answer starts
+    n_evidence = 0
 
     def ranked_evidence() -> list[ApiEvent]:
         """The held evidence, ranked by the policy's rule (rerank.evidence_order)."""
@@ -334,16 +338,15 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
 
     provider_err: dict[str, str] | None = None
     crash: BaseException | None = None
-    n_evidence = 0
     finished = False
     task: asyncio.Task[None] | None = None
     try:
         # metadata goes out before the turn starts: the first event never waits for retrieval
         yield ev("metadata", {"trace_id": state.trace_id,
                               "release": {"id": state.release_id, "alias": state.release_alias},
-                              "session_id": p.turn.session_id,
+                              "session_id": turn.session_id,
                               "language": detect_language(p.query), "planner": p.planner.name,
-                              "mode": p.turn.mode})
+                              "mode": turn.mode})
         task = asyncio.create_task(drive())
         while True:
             if live and queue.empty():
@@ -407,8 +410,9 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
         state.mark("failed" if state.error else "completed")
         await service.write_trace(state, result, seen_events)
         finished = True
-        if state.error:
-            yield ev("error", error_body(state.error["code"], state.error["message"],
+        if state.error or result is None:  # no result always set state.error above
+            err = state.error or {"code": "internal_error", "message": "the turn failed unexpectedly"}
+            yield ev("error", error_body(err["code"], err["message"],
                                          state.trace_id if state.trace_stored else None))
         else:
             done = {"trace_id": state.trace_id if state.trace_stored else None,
