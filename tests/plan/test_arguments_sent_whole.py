@@ -4,34 +4,7 @@ cut to the district or to a known place inside it."""
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-
-import pytest
-
-KST = dt.timezone(dt.timedelta(hours=9))
-NOW = dt.datetime(2026, 12, 1, 10, 0, tzinfo=KST)
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from ummaya.runtime.assemble import build_engine
-    from ummaya.runtime.store import open_store
-
-    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('whole') / 's.sqlite3'}")
-    yield build_engine(store=store)
-    store.close()
-
-
-def ask(engine, message: str):
-    from ummaya.runtime.request_context import fixed_clock
-    from ummaya.runtime.turn import TurnRequest
-
-    async def run():
-        return await engine.ask(TurnRequest(message, session_id=f"whole-{abs(hash(message))}", mode="mock"))
-
-    with fixed_clock(NOW):
-        return asyncio.run(run())
+from tests.support.offline_turns import ask
 
 
 def sent(result) -> list[dict]:

@@ -4,36 +4,9 @@ a reply filling a required keyword, a time carried by slot type to a new topic."
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-
 import pytest
 
-KST = dt.timezone(dt.timedelta(hours=9))
-NOW = dt.datetime(2026, 12, 1, 10, 0, tzinfo=KST)
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from ummaya.runtime.assemble import build_engine
-    from ummaya.runtime.store import open_store
-
-    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('reported') / 's.sqlite3'}")
-    yield build_engine(store=store)
-    store.close()
-
-
-def ask(engine, *messages: str):
-    from ummaya.runtime.request_context import fixed_clock
-    from ummaya.runtime.turn import TurnRequest
-
-    session = f"reported-{abs(hash(messages))}"
-
-    async def run():
-        return [await engine.ask(TurnRequest(m, session_id=session, mode="mock")) for m in messages]
-
-    with fixed_clock(NOW):
-        return asyncio.run(run())
+from tests.support.offline_turns import ask_all
 
 
 def args_of(result, adapter: str) -> dict | None:
@@ -41,29 +14,29 @@ def args_of(result, adapter: str) -> dict | None:
 
 
 def test_a_keyword_leaves_the_region_to_its_own_field_and_what_is_asked_about_out(engine):
-    [r] = ask(engine, "부산 하단온누리약국 영업시간")
+    [r] = ask_all(engine, "부산 하단온누리약국 영업시간")
     assert args_of(r, "hira_pharmacy_search") == {"name": "하단온누리약국", "sido": "210000"}
 
 
 def test_a_keyword_takes_no_grammar_noun(engine):
-    [r] = ask(engine, "청년 관련 지원")
+    [r] = ask_all(engine, "청년 관련 지원")
     assert args_of(r, "gov24_benefit_search") == {"keyword": "청년"}
 
 
 def test_a_reply_naming_only_a_place_fills_the_required_keyword(engine):
-    first, reply = ask(engine, "부산 공영주차장 빈자리 있어?", "자갈치")
+    first, reply = ask_all(engine, "부산 공영주차장 빈자리 있어?", "자갈치")
     assert first.stop_reason == "needs_input"
     assert args_of(reply, "busan_public_parking_live") == {"name": "자갈치"}
 
 
 def test_the_year_carries_by_slot_type_to_a_new_topic(engine):
-    first, then = ask(engine, "2024년 부산 해운대구 교통사고 다발지역", "그 해 공휴일은?")
+    first, then = ask_all(engine, "2024년 부산 해운대구 교통사고 다발지역", "그 해 공휴일은?")
     assert args_of(first, "koroad_accident_hotspots")["year"] == 2024
     assert args_of(then, "kasi_public_holidays") == {"year": 2024}
 
 
 def test_a_new_topic_naming_its_own_time_does_not_take_the_old_one(engine):
-    _first, then = ask(engine, "2024년 부산 해운대구 교통사고 다발지역", "2025년 공휴일은?")
+    _first, then = ask_all(engine, "2024년 부산 해운대구 교통사고 다발지역", "2025년 공휴일은?")
     assert args_of(then, "kasi_public_holidays") == {"year": 2025}
 
 
@@ -76,23 +49,23 @@ def test_leftover_words_are_never_keywords(word):
 
 
 def test_an_ambiguous_district_in_a_follow_up_is_read_inside_the_conversations_sido(engine):
-    _first, then = ask(engine, "울산 남구 사고다발지역 어디야?", "동구 사고다발지역은?")
+    _first, then = ask_all(engine, "울산 남구 사고다발지역 어디야?", "동구 사고다발지역은?")
     assert args_of(then, "koroad_accident_hotspots") == {"sido_code": "31", "gugun_code": "170"}
 
 
 def test_an_ambiguous_district_sent_to_a_locate_step_keeps_the_sido(engine):
-    _first, then = ask(engine, "울산 남구 사고다발지역 어디야?", "동구는?")
+    _first, then = ask_all(engine, "울산 남구 사고다발지역 어디야?", "동구는?")
     assert args_of(then, "juso_address_search") == {"keyword": "울산광역시 동구"}
 
 
 def test_a_district_of_its_own_sido_replaces_the_carried_one(engine):
-    _first, then = ask(engine, "부산 사하구 응급실", "서울 종로구는?")
+    _first, then = ask_all(engine, "부산 사하구 응급실", "서울 종로구는?")
     assert args_of(then, "nmc_emergency_beds") == {"sido": "서울특별시", "sigungu": "종로구"}
 
 
 def test_a_target_group_the_adapter_also_knows_stays_the_keyword(engine):
     # 노인 is a life-stage term (and never a medicine's name): a benefit search word all the same.
-    [r] = ask(engine, "노인 관련 혜택 뭐 있어?")
+    [r] = ask_all(engine, "노인 관련 혜택 뭐 있어?")
     assert args_of(r, "gov24_benefit_search") == {"keyword": "노인"}
 
 
@@ -101,5 +74,5 @@ def test_a_target_group_the_adapter_also_knows_stays_the_keyword(engine):
     ("이번에 옮긴 직장 대성산업 국민연금 가입돼 있어?", "대성산업"),
 ])
 def test_a_company_name_is_sent_without_what_describes_it(engine, request_, name):
-    [r] = ask(engine, request_)
+    [r] = ask_all(engine, request_)
     assert args_of(r, "nps_workplace_lookup") == {"workplace_name": name}

@@ -3,7 +3,6 @@ class the issue lists, each through the real planner on the committed catalog (o
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 
 import pytest
@@ -14,34 +13,7 @@ from ummaya.runtime.understand.numbers import coordinates_in, count_in
 from ummaya.runtime.understand.places import bare_place, find_place
 from ummaya.runtime.understand.regions import find_region
 
-KST = dt.timezone(dt.timedelta(hours=9))
-NOW = dt.datetime(2026, 12, 1, 10, 0, tzinfo=KST)  # a Tuesday
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from ummaya.runtime.assemble import build_engine
-    from ummaya.runtime.store import open_store
-
-    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('readers') / 's.sqlite3'}")
-    yield build_engine(store=store)
-    store.close()
-
-
-def ask(engine, *messages: str, consents: tuple[str, ...] = ()):
-    from ummaya.runtime.request_context import fixed_clock
-    from ummaya.runtime.turn import TurnRequest
-
-    session = f"readers-{abs(hash(messages))}"
-
-    async def run():
-        result = None
-        for m in messages:
-            result = await engine.ask(TurnRequest(m, session_id=session, mode="mock", consents=consents))
-        return result
-
-    with fixed_clock(NOW):
-        return asyncio.run(run())
+from tests.support.offline_turns import NOW, ask
 
 
 def args_of(result, adapter: str) -> dict | None:

@@ -5,35 +5,7 @@ notice. Through the real planner on the committed catalog (offline, Mock)."""
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-
-import pytest
-
-KST = dt.timezone(dt.timedelta(hours=9))
-NOW = dt.datetime(2026, 12, 1, 10, 0, tzinfo=KST)
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from ummaya.runtime.assemble import build_engine
-    from ummaya.runtime.store import open_store
-
-    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('values') / 's.sqlite3'}")
-    yield build_engine(store=store)
-    store.close()
-
-
-def ask(engine, message: str, consents: tuple[str, ...] = ()):
-    from ummaya.runtime.request_context import fixed_clock
-    from ummaya.runtime.turn import TurnRequest
-
-    async def run():
-        return await engine.ask(TurnRequest(message, session_id=f"values-{abs(hash(message))}", mode="mock",
-                                            consents=consents))
-
-    with fixed_clock(NOW):
-        return asyncio.run(run())
+from tests.support.offline_turns import ask
 
 
 def called(result) -> list[str]:
@@ -48,17 +20,17 @@ def test_a_specialty_with_typed_coordinates_is_no_weak_near_miss(engine):
 
 
 def test_own_name_and_birth_date_go_to_the_check_that_takes_them(engine):
-    r = ask(engine, "최유나 910506 에너지바우처 대상자야?", ("welfare_eligibility_check",))
+    r = ask(engine, "최유나 910506 에너지바우처 대상자야?", consents=("welfare_eligibility_check",))
     assert "welfare_eligibility_check" in called(r), called(r)
     [args] = [c["arguments"] for c in r.calls if c["adapter_id"] == "welfare_eligibility_check"]
     assert args["person_name"] == "최유나" and args["birth_date"] == "1991-05-06"
 
 
 def test_own_data_reaches_a_submission_only_when_asked_to_apply(engine):
-    r = ask(engine, "에너지바우처 신청할게요 이름 김하늘 생년월일 1990-02-03", ("welfare_application_submit",))
+    r = ask(engine, "에너지바우처 신청할게요 이름 김하늘 생년월일 1990-02-03", consents=("welfare_application_submit",))
     assert "welfare_application_submit" in called(r), called(r)
     r = ask(engine, "이름 김하늘 생년월일 1990-02-03 에너지바우처 받을 수 있어?",
-            ("welfare_application_submit", "welfare_eligibility_check"))
+            consents=("welfare_application_submit", "welfare_eligibility_check"))
     assert "welfare_application_submit" not in called(r), called(r)
 
 
