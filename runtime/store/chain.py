@@ -32,11 +32,12 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Literal
 
 from .ledger import Keyring, LedgerKeyError
 from .migrations import CONSENT_CHAIN_LOCK_KEY
-from .records import GENESIS_HASH, ChainReport, LedgerBroken, StoreFault
+from .records import GENESIS_HASH, ChainReport, ConsentRecord, LedgerBroken, StoreFault
 
 log = logging.getLogger("ummaya.store")
 
@@ -75,6 +76,17 @@ class LedgerChecks:
     _chain: ChainState | None
     _broken: ChainReport | None
 
+    if TYPE_CHECKING:  # what the mixin needs from the store it is mixed into (SQLStore has them all)
+        _ACTIVE_GRANTS: str
+
+        def tx(self, write: bool = True) -> AbstractContextManager[Any]: ...
+        def ledger_keys(self) -> Keyring: ...
+        def _consent(self, row: dict[str, Any]) -> ConsentRecord: ...
+        def _advisory_lock(self, tx: Any, key: int) -> None: ...
+        def _ledger_id(self, tx: Any, *, create: bool) -> str | None: ...
+        def _head_problem(self, keys: Keyring, lid: str | None, last: dict[str, Any] | None
+                          ) -> tuple[str | None, int | None]: ...
+
     def _init_chain(self) -> None:
         self._chain = None  # nothing verified yet: the first check walks the whole chain
         self._broken = None
@@ -90,7 +102,7 @@ class LedgerChecks:
         order = keys.order()
         for row in rows:
             try:
-                rec = self._consent(row)  # type: ignore[attr-defined]
+                rec = self._consent(row)
             except Exception as exc:  # a row edited into something unreadable
                 return ChainReport(False, st.records + 1, row.get("seq"), row.get("consent_id"),
                                    f"unreadable record: {exc}")
@@ -124,7 +136,7 @@ class LedgerChecks:
 
     def _mac_holds(self, row: dict[str, Any], keys: Keyring) -> bool:
         try:
-            rec = self._consent(row)  # type: ignore[attr-defined]
+            rec = self._consent(row)
             key = keys.by_id(rec.key_id) if rec.key_id is not None else None
             if rec.key_id is not None and key is None:
                 return False
@@ -142,7 +154,7 @@ class LedgerChecks:
         compare its end with the signed head; report the first thing that is wrong. A pass
         becomes this process's verified state; a failure fails the ledger closed."""
         try:
-            keys = self.ledger_keys()  # type: ignore[attr-defined]
+            keys = self.ledger_keys()
         except LedgerKeyError as exc:
             return ChainReport(False, 0, reason=f"ledger key: {exc}")
         st = ChainState()
@@ -162,14 +174,14 @@ class LedgerChecks:
         except LedgerBroken as exc:  # e.g. ledger_meta holds two ledger ids
             report = ChainReport(False, st.records, reason=str(exc))
         if not report.ok:  # a report counts the ledger's rows, as `consent verify` shows them
-            with self.tx(write=False) as tx:  # type: ignore[attr-defined]
+            with self.tx(write=False) as tx:
                 report.records = int(tx.q("SELECT COUNT(*) AS n FROM consents")[0]["n"])
         return report
 
     def _advance_unsafe(self, keys: Keyring, st: ChainState, *, full: bool) -> ChainReport:
         if full:  # page by page, each page its own short read transaction
             while True:
-                with self.tx(write=False) as tx:  # type: ignore[attr-defined]
+                with self.tx(write=False) as tx:
                     rows = self._rows_after(tx, st.seq, PAGE)
                 broken = self._walk_rows(rows, keys, st)
                 if broken is not None:
@@ -178,10 +190,10 @@ class LedgerChecks:
                     break
         for attempt in range(len(_SETTLE_S) + 1):
             locked = attempt == len(_SETTLE_S)
-            with self.tx(write=locked) as tx:  # type: ignore[attr-defined]
+            with self.tx(write=locked) as tx:
                 if locked:  # an append is in flight: see it settled, under the chain lock
-                    self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)  # type: ignore[attr-defined]
-                lid = self._ledger_id(tx, create=False)  # type: ignore[attr-defined]
+                    self._advisory_lock(tx, CONSENT_CHAIN_LOCK_KEY)
+                lid = self._ledger_id(tx, create=False)
                 # Bounded, so every planner reads it through the primary key (an open range with
                 # an unknown bound looks like a quarter of the table to PostgreSQL: a seq scan).
                 rows = tx.q("SELECT * FROM consents WHERE seq >= ? ORDER BY seq LIMIT ?", (st.seq, PAGE + 1))
@@ -205,7 +217,7 @@ class LedgerChecks:
                         break
                     rows = self._rows_after(tx, st.seq, PAGE)  # many new rows: on, page by page
                 last: dict[str, Any] | None = {"seq": st.seq, "hash": st.hash} if st.seq else None
-                problem, head_seq = self._head_problem(keys, lid, last)  # type: ignore[attr-defined]
+                problem, head_seq = self._head_problem(keys, lid, last)
             if problem is None:
                 st.head_seq = head_seq
                 return ChainReport(True, st.records, head=st.hash, head_seq=head_seq)
@@ -227,7 +239,7 @@ class LedgerChecks:
         """The verified state brought up to the chain's end, or None when the ledger is broken."""
         self._maybe_walk()
         try:
-            keys = self.ledger_keys()  # type: ignore[attr-defined]
+            keys = self.ledger_keys()
         except LedgerKeyError as exc:
             self._fail(ChainReport(False, 0, reason=f"ledger key: {exc}"))
             return None
@@ -275,16 +287,16 @@ class LedgerChecks:
             st = self._checked()
             if st is None:
                 return "broken" if self._broken is not None else "unavailable"
-            with self.tx(write=False) as tx:  # type: ignore[attr-defined]
-                rows = tx.q(self._ACTIVE_GRANTS + " AND g.adapter_id = ? AND g.session_id IN (?, '*') "  # type: ignore[attr-defined]
+            with self.tx(write=False) as tx:
+                rows = tx.q(self._ACTIVE_GRANTS + " AND g.adapter_id = ? AND g.session_id IN (?, '*') "
                             "ORDER BY g.seq DESC LIMIT 1", (adapter_id, session_id))
         except StoreFault:
             return "unavailable"
         if not rows:
             return "absent"
-        rec = self._consent(rows[0])  # type: ignore[attr-defined]
+        rec = self._consent(rows[0])
         problem = None
-        if not self._mac_holds(rows[0], self.ledger_keys()):  # type: ignore[attr-defined]
+        if not self._mac_holds(rows[0], self.ledger_keys()):
             problem = "the grant the gate relies on does not match its HMAC (edited or forged)"
         elif rec.consent_id in st.revoked:
             problem = ("the grant the gate relies on was revoked in the verified chain, but its "
