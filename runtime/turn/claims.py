@@ -26,6 +26,7 @@ import datetime as dt
 import functools
 import re
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 class _lazy:
@@ -87,13 +88,13 @@ _HHMM = _lazy(r"(?<!\d)([01]?\d|2[0-4])\s*[:시]\s*([0-5]\d)(?!\d)")
 def build_facts(
     outputs: list[Any],
     *,
-    citizen: list[str] = (),  # type: ignore[assignment]
-    extra: list[str] = (),  # type: ignore[assignment]
+    citizen: Sequence[str] = (),
+    extra: Sequence[str] = (),
     tiers: set[str] | None = None,
     live_send_ok: bool = False,
     consented: bool = False,
     clock: dt.datetime | None = None,
-    private: list[str] = (),  # type: ignore[assignment]
+    private: Sequence[str] = (),
 ) -> Facts:
     """``outputs``: full adapter outputs and citations (any JSON); ``citizen``: the citizen's own
     words and carried slots; ``extra``: the engine's own text (a sentence of it, repeated, stands)."""
@@ -521,7 +522,7 @@ def _addresses(text: str) -> list[_Span]:
     return out
 
 
-def _numeric(text: str, lower: str, file: Any, spans: list[tuple[int, int]] = ()) -> None:  # type: ignore[assignment]
+def _numeric(text: str, lower: str, file: Any, spans: Sequence[tuple[int, int]] = ()) -> None:
     """File numeric claims, trying the patterns where each run of digits starts, most specific
     first: an identifier or a date over a phone number, a time or a quantity."""
     receipts: list[tuple[int, int]] = list(spans)
