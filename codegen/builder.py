@@ -185,12 +185,13 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     index_job = _IndexJob(cache, plan)
     say(f"load: {len(inputs)} input files")
     try:
-        registry, problems = load_registry(root, ParseCache(cache.folder / "parse"))
+        states = _adapter_states(root, cache, inputs, parse)
+        registry, problems = load_registry(root, ParseCache(cache.folder / "parse"), states, inputs)
     except BaseException:
         index_job.cancel()
         raise
     plan.adapters = len(registry.manifests)
-    manifests = [lm.manifest for lm in registry.manifests]
+    manifests = registry.manifests
     # The slow emitters need only the manifests: start them now, beside link.
     if problems:
         index_job.cancel()
@@ -204,7 +205,24 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
         for job in jobs:
             job.cancel()
         raise
+    for lm in manifests:
+        if "id" in lm.state:
+            states.put(lm.rel, lm.state)
     return plan
+
+
+def _adapter_states(root: Path, cache, inputs: dict[str, str], parse):
+    """codegen/adapter_state.py under the cache's ``adapter/`` folder, keyed by the generator and
+    what link's checks share (the checker, the allowed hosts, every registry/_*/ file)."""
+    from ummaya.model.hosts import allowed_hosts
+
+    from .adapter_state import AdapterStates
+    from .extension_check import registries
+    from .link import _checker_hash, _shared_key, load_parser
+
+    checker = _checker_hash(parse if parse is not None else load_parser()[0])
+    head = f"{generator_hash(cache.folder)}|{_shared_key(checker, inputs, registries(), allowed_hosts())}"
+    return AdapterStates(cache.folder / "adapter", head, root, inputs)
 
 
 def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, say, cache) -> None:
@@ -235,11 +253,13 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
             job.cancel()
         return
 
-    sources = [(lm.manifest, lm.source.rel) for lm in registry.manifests]
-    # link resolved each manifest already (one deep copy each, not two); every one resolved there
-    # when it reports no problem.
-    resolved = [linked.resolved[lm.id] if lm.id in linked.resolved else resolve_manifest(lm.manifest, registry.profiles)
-                for lm in registry.manifests]
+    def resolved(lm):
+        # link resolved each manifest it checked (one copy each, not two); one whose verdicts came
+        # from its state is resolved only if an emitter needs more than its state holds.
+        if lm.id in linked.resolved:
+            return linked.resolved[lm.id]
+        return linked.resolved.setdefault(lm.id, resolve_manifest(lm.manifest, registry.profiles))
+
     out: dict[str, bytes] = {"generated/__init__.py": b""}
     table = registry.understanding.table()
     say("emit: catalog, fixtures, schema, slot table and vocabularies")
@@ -249,16 +269,16 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     out.update(emit_fixtures(registry.manifests, resolved))
     out.update(emit_guidance(manifests, guidance, services))
     say("emit: clients, llms")
-    out.update(emit_clients(sources))
+    out.update(emit_clients(registry.manifests))
     out.update(emit_llms(manifests, table, _cached_pages(registry, inputs, cache)))
     index_job, models_job = jobs
     out.update(models_job.result())
     out.update(index_job.result())
-    out.update(emit_lock(inputs, sources, generator_hash(cache.folder), out))
+    out.update(emit_lock(inputs, registry.manifests, generator_hash(cache.folder), out))
     plan.outputs = dict(sorted(out.items()))
 
 
-def _catalog(registry, resolved, inputs: dict[str, str], release: str, cache) -> dict[str, bytes]:
+def _catalog(registry, resolved: Callable, inputs: dict[str, str], release: str, cache) -> dict[str, bytes]:
     """generated/catalog.json from per-adapter parts, each cached under its manifest file's hash,
     the profiles' hashes and the generator (all a resolved manifest is made of): an edit encodes one
     adapter, not the catalog."""
@@ -267,19 +287,19 @@ def _catalog(registry, resolved, inputs: dict[str, str], release: str, cache) ->
     profiles = sha256("".join(f"{p}\0{h}\n" for p, h in sorted(inputs.items())
                               if p.startswith(f"registry/{_PROFILES}/")).encode())
     head = f"{generator_hash(cache.folder)}|catalog|{profiles}|"
-    parts = []
-    for lm, r in zip(registry.manifests, resolved, strict=True):
-        own = inputs.get(lm.source.rel)
-        key = sha256(f"{head}{lm.source.rel}|{own}".encode()) if own else None
+
+    def part_of(lm) -> bytes:
+        own = inputs.get(lm.rel)
+        key = sha256(f"{head}{lm.rel}|{own}".encode()) if own else None
         hit = cache.get("catalogpart", key) if key else None
         if hit is not None and "part" in hit:
-            part = hit["part"]
-        else:
-            part = catalog_part(r)
-            if key:
-                cache.put("catalogpart", key, {"part": part})
-        parts.append((lm.id, part))
-    return assemble_catalog(parts, release)
+            return hit["part"]
+        part = catalog_part(resolved(lm))
+        if key:
+            cache.put("catalogpart", key, {"part": part})
+        return part
+
+    return assemble_catalog([(lm.id, lm.derived("catalog_part", part_of, lm)) for lm in registry.manifests], release)
 
 
 def _cached_pages(registry, inputs: dict[str, str], cache):
@@ -288,18 +308,19 @@ def _cached_pages(registry, inputs: dict[str, str], cache):
     from .emit_llms import render_page
 
     head = f"{generator_hash(cache.folder)}|llms page|"
-    keys = {id(lm.manifest): sha256(f"{head}{lm.source.rel}|{inputs[lm.source.rel]}".encode())
-            for lm in registry.manifests if inputs.get(lm.source.rel) not in (None, "unreadable")}
 
-    def page(m) -> bytes:
-        key = keys.get(id(m))
+    def render(lm) -> bytes:
+        key = sha256(f"{head}{lm.rel}|{inputs[lm.rel]}".encode()) if inputs.get(lm.rel) not in (None, "unreadable") else None
         hit = cache.get("llmspage", key) if key else None
         if hit is not None and "page.md" in hit:
             return hit["page.md"]
-        data = render_page(m)
+        data = render_page(lm.manifest)
         if key:
             cache.put("llmspage", key, {"page.md": data})
         return data
+
+    def page(lm) -> bytes:
+        return lm.derived("llms_page", render, lm)
 
     return page
 
@@ -429,10 +450,18 @@ class _IndexJob:
         glosses = domain_glosses(understanding)
         self._parts: list[tuple[str, bytes, list[str]]] = []
         self._missing: list[tuple[str, str, dict, list[str]]] = []
-        for m in manifests:
+        for lm in manifests:
+            # An adapter's state keeps its part's key (it reads the manifest, the domain glosses and
+            # the generator: all in the state's key), so an unchanged adapter's document is not rebuilt.
+            key = lm.state.get("index_key")
+            hit = self._cache.get("indexpart", key) if key is not None else None
+            if hit is not None and "part" in hit and "nouns" in hit:
+                self._parts.append((lm.id, hit["part"], json.loads(hit["nouns"])))
+                continue
+            m = lm.manifest
             doc = document(m, glosses)
             texts = keep_noun_texts(adapter_noun_texts(m)) if understanding is not None else []
-            key = doc_key(gen, {"document": doc, "noun_texts": texts})
+            key = lm.state["index_key"] = doc_key(gen, {"document": doc, "noun_texts": texts})
             hit = self._cache.get("indexpart", key)
             if hit is not None and "part" in hit and "nouns" in hit:
                 self._parts.append((m.id, hit["part"], json.loads(hit["nouns"])))

@@ -31,18 +31,25 @@ def _datetime_fields(schema: Any, loc: tuple[Any, ...]) -> list[tuple[tuple[Any,
 def check_datetime_fields(manifests: list[LoadedManifest]) -> list[Problem]:
     problems: list[Problem] = []
     for lm in manifests:
-        m, src = lm.manifest, lm.source
-        fields = _datetime_fields(m.output_schema, ("output_schema",))
-        for loc, value in fields:
-            if value not in DATETIME_FORMATS:
-                problems.append(Problem(src.rel, src.line_of(loc), f"{'.'.join(map(str, loc))}: unknown format {value!r} "
-                                        f"(one of: {', '.join(DATETIME_FORMATS)})"))
-        if not fields:
-            continue
-        for i, fx in enumerate(m.fixtures):
-            has_rows = bool(fx.expected) and (fx.expected.get("items") or any(k != "items" and k != "total_count" for k in fx.expected))
-            if has_rows and fx.as_of is None and fx.recorded_on is None:
-                problems.append(Problem(src.rel, src.line_of(("fixtures", i)), f"fixtures.{i} ({fx.name}): the output declares "
-                                        "x-datetime fields, so the fixture must say the moment its body speaks of as now "
-                                        "(as_of: 2026-12-01T02:10:00+09:00): Mock moves it to today from there"))
+        # one adapter's verdict, kept in its state (it reads the adapter alone)
+        problems += [Problem(*p) for p in lm.derived("datetime", _check_one, lm)]
     return problems
+
+
+def _check_one(lm: LoadedManifest) -> list[tuple[str, int, str]]:
+    problems: list[Problem] = []
+    m, src = lm.manifest, lm.source
+    fields = _datetime_fields(m.output_schema, ("output_schema",))
+    for loc, value in fields:
+        if value not in DATETIME_FORMATS:
+            problems.append(Problem(src.rel, src.line_of(loc), f"{'.'.join(map(str, loc))}: unknown format {value!r} "
+                                    f"(one of: {', '.join(DATETIME_FORMATS)})"))
+    if not fields:
+        return [(p.path, p.line, p.message) for p in problems]
+    for i, fx in enumerate(m.fixtures):
+        has_rows = bool(fx.expected) and (fx.expected.get("items") or any(k != "items" and k != "total_count" for k in fx.expected))
+        if has_rows and fx.as_of is None and fx.recorded_on is None:
+            problems.append(Problem(src.rel, src.line_of(("fixtures", i)), f"fixtures.{i} ({fx.name}): the output declares "
+                                    "x-datetime fields, so the fixture must say the moment its body speaks of as now "
+                                    "(as_of: 2026-12-01T02:10:00+09:00): Mock moves it to today from there"))
+    return [(p.path, p.line, p.message) for p in problems]

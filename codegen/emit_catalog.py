@@ -6,6 +6,7 @@ registry/ or the profile files; fixture bodies are copied byte for byte for the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .emit_lock import canonical_json, item_json, splice_list
@@ -35,17 +36,21 @@ def assemble_catalog(parts: list[tuple[str, bytes]], release_id: str) -> dict[st
     return {CATALOG_PATH: (body + "\n").encode("utf-8")}
 
 
-def emit_fixtures(manifests: list[LoadedManifest], resolved: list[Manifest]) -> dict[str, bytes]:
+def emit_fixtures(manifests: list[LoadedManifest], resolved: Callable[[LoadedManifest], Manifest]) -> dict[str, bytes]:
     """Exactly the files ``model.fixtures.fixture_files`` says a Mock call reads (a fixture's body and,
     for an adapter with a lookup, its ``.lookup`` sibling): one contract shared with the runtime,
-    so the shipped Mock runs the same requests the registry's fixtures describe."""
-    by_id = {m.id: m for m in resolved}
+    so the shipped Mock runs the same requests the registry's fixtures describe. ``resolved``:
+    the manifest with its profile merged. The names are kept in each adapter's state (they read its
+    manifest and which files its fixtures folder holds: both in the state's key)."""
     out: dict[str, bytes] = {}
     for lm in manifests:
-        m = by_id.get(lm.id, lm.manifest)
-        for fx in m.fixtures:
-            for name in fixture_files(m, fx, lm.fixtures_dir):
-                out[f"generated/fixtures/{lm.id}/{name}"] = (lm.fixtures_dir / name).read_bytes()
+        def names(lm=lm) -> list[str]:
+            m = resolved(lm)
+            return [name for fx in m.fixtures for name in fixture_files(m, fx, lm.fixtures_dir)]
+
+        folder = lm.fixtures_dir
+        for name in lm.derived("fixture_files", names):
+            out[f"generated/fixtures/{lm.id}/{name}"] = (folder / name).read_bytes()
     return out
 
 

@@ -203,8 +203,17 @@ def render_init(ids: list[str]) -> bytes:
     return "\n".join(lines).encode("utf-8")
 
 
-def emit_clients(manifests: list[tuple[Manifest, str]]) -> dict[str, bytes]:
-    out = {f"{CLIENTS_DIR}/__init__.py": render_init(sorted(m.id for m, _ in manifests)), f"{CLIENTS_DIR}/_base.py": BASE}
-    for m, source in manifests:
-        out[f"{CLIENTS_DIR}/{m.id}.py"] = render_client(m, source)
+def emit_clients(manifests: list[Any]) -> dict[str, bytes]:
+    """``manifests``: LoadedManifest (each client kept in its state) or (Manifest, source path) pairs."""
+    ids = sorted(lm[0].id if isinstance(lm, tuple) else lm.id for lm in manifests)
+    out = {f"{CLIENTS_DIR}/__init__.py": render_init(ids), f"{CLIENTS_DIR}/_base.py": BASE}
+    for lm in manifests:
+        if isinstance(lm, tuple):
+            out[f"{CLIENTS_DIR}/{lm[0].id}.py"] = render_client(*lm)
+        else:
+            out[f"{CLIENTS_DIR}/{lm.id}.py"] = lm.derived("client", _client_of, lm)
     return out
+
+
+def _client_of(lm: Any) -> bytes:
+    return render_client(lm.manifest, lm.rel)

@@ -68,16 +68,23 @@ def check_limits(manifests: list[LoadedManifest], g: Guidance) -> list[Problem]:
     intents = {i.id for i in g.intents}
     problems = []
     for lm in manifests:
-        for i, lim in enumerate(lm.manifest.limits):
-            if lim.channel not in channels:
-                problems.append(Problem(lm.source.rel, lm.source.line_of(("limits", i, "channel")),
-                                        f"limits.{i}.channel: no channel '{lim.channel}' in registry/_channels/ "
+        limits = lm.derived("limits", _limits_of, lm)
+        for i, channel, intent, channel_line, intent_line in limits:
+            if channel not in channels:
+                problems.append(Problem(lm.rel, channel_line,
+                                        f"limits.{i}.channel: no channel '{channel}' in registry/_channels/ "
                                         f"(known: {', '.join(sorted(channels)) or 'none'})"))
-            if lim.intent is not None and lim.intent not in intents:
-                problems.append(Problem(lm.source.rel, lm.source.line_of(("limits", i, "intent")),
-                                        f"limits.{i}.intent: no intent '{lim.intent}' in registry/_intents/ "
+            if intent is not None and intent not in intents:
+                problems.append(Problem(lm.rel, intent_line,
+                                        f"limits.{i}.intent: no intent '{intent}' in registry/_intents/ "
                                         f"(known: {', '.join(sorted(intents)) or 'none'})"))
     return problems
+
+
+def _limits_of(lm: LoadedManifest) -> list[tuple]:
+    """(index, channel, intent, channel line, intent line) of each of one adapter's ``limits``."""
+    return [(i, lim.channel, lim.intent, lm.source.line_of(("limits", i, "channel")), lm.source.line_of(("limits", i, "intent")))
+            for i, lim in enumerate(lm.manifest.limits)]
 
 
 def check_hidden_services(manifests: list[LoadedManifest], g: Guidance, services: dict | None = None) -> list[Problem]:
@@ -92,17 +99,11 @@ def check_hidden_services(manifests: list[LoadedManifest], g: Guidance, services
     is the channel's. Reported at the channel's phrase: the adapter declares ``service_words``
     covering it, or the channel drops it (the channel registry holds what has no adapter)."""
     if services is None:
-        services = service_words([lm.manifest for lm in manifests], g)
-    problems: list[Problem] = []
-    # Each adapter's own texts read once (not once per channel phrase: at 1,000 adapters that
-    # was ten million Text.of calls, most of an incremental build), with every text's two forms
-    # joined so a phrase whose first part is in none of them skips the adapter at once — the
-    # exact test (phrase_in on each text) still decides.
-    own_texts = []
-    for lm in manifests:
-        m = lm.manifest
-        texts = [Text.of(t) for t in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en)]
-        own_texts.append((lm, texts, "\0".join(t.squashed for t in texts), "\0".join(t.words for t in texts)))
+        services = service_words(manifests, g)
+    # Channel phrases prepared once (Text.of, longest_in over the channel's words), then each
+    # adapter's part: it reads the adapter's own texts and service words and every channel
+    # (registry data all adapters share), so it is kept in the adapter's state.
+    phrases = []
     for ch in g.channels:
         if ch.general:
             continue
@@ -110,40 +111,63 @@ def check_hidden_services(manifests: list[LoadedManifest], g: Guidance, services
         everything = ch.words.all()
         for lang in ("ko", "en"):
             for i, phrase in enumerate(getattr(ch.words, lang)):
-                text = Text.of(phrase)
-                named = longest_in(everything, text)
                 korean, parts = phrase_parts(phrase)
                 if not parts:
                     continue  # phrase_in is False for every text
-                for lm, texts, squashed, words in own_texts:
-                    if parts[0] not in (squashed if korean else words):
-                        continue
-                    if not any(phrase_in(phrase, t) for t in texts):
-                        continue
-                    m = lm.manifest
-                    theirs = services[m.id]
-                    own = longest_in([*theirs["ko"], *theirs["en"]], text)
-                    if 0 < own < named:
-                        line = doc.line_of(("words", lang, i)) if doc is not None else 1
-                        problems.append(Problem(rel, line, (
-                            f"words.{lang}.{i} '{phrase}' names this channel more specifically than "
-                            f"{m.id} ({lm.source.rel}) names its own service, which serves it: declare "
-                            f"service_words covering '{phrase}' in {m.id}, or drop it here")))
+                text = Text.of(phrase)
+                line = doc.line_of(("words", lang, i)) if doc is not None else 1
+                phrases.append((rel, line, lang, i, phrase, text, longest_in(everything, text), korean, parts[0]))
+    problems: list[Problem] = []
+    for lm in manifests:
+        found = lm.derived("hidden_services", _hidden_by, lm, phrases, services[lm.id])
+        problems += [Problem(*p) for p in found]
     return problems
+
+
+def _hidden_by(lm: LoadedManifest, phrases: list, theirs: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """:func:`check_hidden_services` for one adapter, as (path, line, message) tuples."""
+    m = lm.manifest
+    # The adapter's texts read once, with every text's two forms joined so a phrase whose first
+    # part is in none of them skips the adapter at once — the exact test (phrase_in on each text)
+    # still decides.
+    texts = [Text.of(t) for t in (*m.search_hints.ko, *m.search_hints.en, m.title.ko, m.title.en)]
+    squashed, words = "\0".join(t.squashed for t in texts), "\0".join(t.words for t in texts)
+    out = []
+    for rel, line, lang, i, phrase, text, named, korean, first in phrases:
+        if first not in (squashed if korean else words):
+            continue
+        if not any(phrase_in(phrase, t) for t in texts):
+            continue
+        own = longest_in([*theirs["ko"], *theirs["en"]], text)
+        if 0 < own < named:
+            out.append((rel, line, (
+                f"words.{lang}.{i} '{phrase}' names this channel more specifically than "
+                f"{m.id} ({lm.source.rel}) names its own service, which serves it: declare "
+                f"service_words covering '{phrase}' in {m.id}, or drop it here")))
+    return out
 
 
 def service_words(manifests: list[Any], g: Guidance) -> dict[str, dict[str, Any]]:
     """Per adapter: its declared ``service_words``, else the words derived from its hints and title
-    (``ko``/``en`` word lists, and ``declared``: whether the manifest named them)."""
+    (``ko``/``en`` word lists, and ``declared``: whether the manifest named them). ``manifests``:
+    Manifest or LoadedManifest (whose state keeps them: they read the intents, shared data)."""
     generic = g.generic_words()
     out: dict[str, dict[str, Any]] = {}
     for m in manifests:
-        declared = m.service_words
-        if declared.ko or declared.en:
-            out[m.id] = {"ko": sorted({w.lower() for w in declared.ko}), "en": sorted({w.lower() for w in declared.en}), "declared": True}
+        if isinstance(m, LoadedManifest):
+            out[m.id] = m.derived("service_words", _service_words_of, m, generic)
         else:
-            out[m.id] = {**derive_service_words(m.search_hints.ko, m.search_hints.en, m.title.ko, m.title.en, generic), "declared": False}
+            out[m.id] = _service_words_of(m, generic)
     return out
+
+
+def _service_words_of(m: Any, generic: list[str]) -> dict[str, Any]:
+    if isinstance(m, LoadedManifest):
+        m = m.manifest
+    declared = m.service_words
+    if declared.ko or declared.en:
+        return {"ko": sorted({w.lower() for w in declared.ko}), "en": sorted({w.lower() for w in declared.en}), "declared": True}
+    return {**derive_service_words(m.search_hints.ko, m.search_hints.en, m.title.ko, m.title.en, generic), "declared": False}
 
 
 def emit_guidance(manifests: list[Any], g: Guidance, services: dict | None = None) -> dict[str, bytes]:

@@ -179,9 +179,22 @@ def render_page(m: Manifest) -> bytes:
     return _tidy(text).encode("utf-8")
 
 
-def render_index(manifests: list[Manifest]) -> str:
-    ordered = sorted(manifests, key=lambda m: m.id)
-    sections = [(heading, [m for m in ordered if m.primitive == key]) for key, heading, _ in PRIMITIVES]
+def index_row(m: Manifest) -> dict[str, Any]:
+    """What the index's line for one adapter reads (plain data: the build keeps it per adapter;
+    the template reads a dict's keys as it reads a model's attributes)."""
+    return {"id": m.id, "primitive": m.primitive, "tier": m.tier, "title": {"en": m.title.en, "ko": m.title.ko},
+            "summary": {"en": m.summary.en}, "agency": {"code": m.agency.code}}
+
+
+def _row_of(lm: Any) -> dict[str, Any]:
+    return index_row(lm.manifest)
+
+
+def render_index(manifests: list[Any]) -> str:
+    """``manifests``: Manifest or :func:`index_row` dicts."""
+    rows = [m if isinstance(m, dict) else index_row(m) for m in manifests]
+    ordered = sorted(rows, key=lambda m: m["id"])
+    sections = [(heading, [m for m in ordered if m["primitive"] == key]) for key, heading, _ in PRIMITIVES]
     sections = [s for s in sections if s[1]]
     return _tidy(INDEX.render(total=len(ordered), sections=sections, primitives=PRIMITIVES))
 
@@ -216,13 +229,15 @@ def render_slots(table) -> bytes:
     return _tidy(SLOTS.render(slots=sorted(table.slots.items()))).encode("utf-8")
 
 
-def emit_llms(manifests: list[Manifest], table=None, page=None) -> dict[str, bytes]:
-    """``page``: renders one adapter's page (default :func:`render_page`; the build passes one that
-    caches it per manifest file)."""
+def emit_llms(manifests: list[Any], table=None, page=None) -> dict[str, bytes]:
+    """``manifests``: Manifest, or LoadedManifest (whose state keeps its index row); ``page``:
+    renders one adapter's page from what ``manifests`` holds (default :func:`render_page` of a
+    Manifest; the build passes one that caches it per manifest file)."""
     ordered = sorted(manifests, key=lambda m: m.id)
     page = page or render_page
     pages = {m.id: page(m) for m in ordered}
-    index = render_index(ordered)
+    index = render_index([m if isinstance(m, Manifest) else m.derived("llms_row", _row_of, m)
+                          for m in ordered])
     slots = render_slots(table) if table is not None else b""
     full = index + "".join("\n---\n\n" + pages[i].decode("utf-8") for i in pages)
     if slots:

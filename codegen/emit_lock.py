@@ -215,19 +215,30 @@ def interface(manifest: Manifest, source: str) -> dict[str, Any]:
     }
 
 
+def _interface_of(lm: Any) -> dict[str, Any]:
+    return interface(lm.manifest, lm.rel)
+
+
 def emit_lock(
     inputs: dict[str, str],
-    manifests: list[tuple[Manifest, str]],
+    manifests: list[Any],
     generator: str,
     outputs: dict[str, bytes],
 ) -> dict[str, bytes]:
-    """The lock over ``outputs`` (every other emitted file), keyed by the release id."""
+    """The lock over ``outputs`` (every other emitted file), keyed by the release id.
+    ``manifests``: (Manifest, source path) pairs, or LoadedManifest (whose state keeps its interface)."""
+    adapters = {}
+    for item in manifests:
+        if isinstance(item, tuple):
+            adapters[item[0].id] = interface(*item)
+        else:
+            adapters[item.id] = item.derived("interface", _interface_of, item)
     lock = {
         "format": LOCK_FORMAT,
         "release_id": release_id(inputs),
         "generator": generator,
         "inputs": inputs,
-        "adapters": {m.id: interface(m, src) for m, src in manifests},
+        "adapters": adapters,
         "outputs": {path: sha256(data) for path, data in sorted(outputs.items()) if path != LOCK_PATH},
     }
     return {LOCK_PATH: canonical_json(lock)}

@@ -14,6 +14,7 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .emit_cache import Cache
 from .emit_lock import sha256
@@ -129,15 +130,27 @@ def _normalise(code: str) -> str:
     return code.replace("\r\n", "\n").rstrip("\n") + "\n"
 
 
-def split_cached(manifests: list[Manifest], cache: Cache | None) -> tuple[dict[str, bytes], dict[str, dict], dict[str, str]]:
-    """(modules found in the cache, schemas still to generate, cache key per module name)."""
+def split_cached(manifests: list[Any], cache: Cache | None) -> tuple[dict[str, bytes], dict[str, dict], dict[str, str]]:
+    """(modules found in the cache, schemas still to generate, cache key per module name).
+    ``manifests``: Manifest, or LoadedManifest, whose state keeps its key (the manifest's schemas
+    and the generator: an unchanged adapter's schemas are not rebuilt to find its modules)."""
     gen = _generator_id()
     modules: dict[str, bytes] = {}
     todo: dict[str, dict] = {}
     keys: dict[str, str] = {}
-    for m in manifests:
+    for item in manifests:
+        if isinstance(item, Manifest):
+            m, state = item, {}
+        else:
+            state = item.state
+            key = state.get("models_key")
+            hit = cache.get("models", key) if cache and key is not None else None
+            if hit is not None:
+                modules.update(hit)
+                continue
+            m = item.manifest
         schemas = _schemas(m)
-        key = sha256((gen + "\n" + json.dumps(schemas)).encode("utf-8"))  # order matters: not sorted
+        key = state["models_key"] = sha256((gen + "\n" + json.dumps(schemas)).encode("utf-8"))  # order matters: not sorted
         hit = cache.get("models", key) if cache else None
         if hit is not None:
             modules.update(hit)

@@ -150,10 +150,11 @@ def _known_crs(code: str) -> bool:
     return True
 
 
-def provided_slots(manifests: list[LoadedManifest], table=None) -> set[str]:
-    """Every slot some adapter provides; a whole (coordinates) provides its parts (latitude,
-    longitude) and the parts together provide the whole, as the slot table declares them."""
-    slots: set[str] = set()
+def provided_slots(manifests: list[LoadedManifest], table=None, slots: set[str] | None = None) -> set[str]:
+    """Every slot some adapter provides (``slots``: ones already collected); a whole (coordinates)
+    provides its parts (latitude, longitude) and the parts together provide the whole, as the slot
+    table declares them."""
+    slots = set(slots or ())
     for lm in manifests:
         slots.update(lm.manifest.provides)
     if table is not None:
@@ -428,6 +429,55 @@ def _cached_adapter(lm, resolved, parse, cache, key, own) -> tuple[list[Problem]
     return problems, parsed
 
 
+def _provides_of(lm: LoadedManifest) -> list[str]:
+    return list(lm.manifest.provides)
+
+
+def _link_one(lm: LoadedManifest, registry: Registry, parse, cache, shared, checker, inputs, regs, table, allow,
+              result: LinkResult) -> dict[str, Any]:
+    """One adapter's part of :func:`link` as plain data: its problems (profile, own and fixture
+    checks), the fixtures its parser agreed with, and where its ``requires`` and negative examples
+    sit (checked against the other adapters by the caller). Its resolved manifest goes to
+    ``result.resolved``."""
+    m, src = lm.manifest, lm.source
+    problems: list[Problem] = []
+    resolved = None
+    if m.upstream is not None and m.upstream.profile is not None and m.upstream.profile not in registry.profiles:
+        known = ", ".join(sorted(registry.profiles)) or "none"
+        problems.append(Problem(src.rel, src.line_of(("upstream", "profile")), f"upstream.profile: unknown profile '{m.upstream.profile}' (known: {known})"))
+    else:
+        try:
+            resolved = resolve_manifest(m, registry.profiles)
+        except UnknownProfile as exc:  # a step's profile (the main one is guarded above)
+            i = next((i for i, st in enumerate(m.upstream.steps) if st.profile == exc.args[0]), 0) if m.upstream else 0
+            known = ", ".join(sorted(registry.profiles)) or "none"
+            problems.append(Problem(src.rel, src.line_of(("upstream", "steps", i, "profile")), f"upstream.steps.{i}.profile: unknown profile '{exc.args[0]}' (known: {known})"))
+            resolved = None
+    if resolved is not None:
+        result.resolved[lm.id] = resolved
+
+    # Names of registered extension functions (x-slot, derived_params, transform, postprocess),
+    # declared inputs, schema keywords, URLs and credentials: one adapter's own checks.
+    def own():
+        return _own_checks(lm, resolved, regs, table, registry.profiles, allow)
+
+    if shared is not None and inputs is not None:
+        found, parsed = _cached_adapter(lm, resolved, parse, cache, _adapter_key(shared, lm, inputs, resolved), own)
+    else:
+        found, parsed = _cached_check(lm, resolved, parse, cache, checker)
+        found = own() + found
+    problems += found
+    return {
+        "rel": src.rel,
+        "problems": [(p.path, p.line, p.message) for p in problems],
+        "parsed": list(parsed),
+        "resolves": resolved is not None,
+        "requires": [(slot, src.line_of(("requires", i))) for i, slot in enumerate(m.requires)],
+        "negatives": [(i, neg.belongs_to, src.line_of(("negative_examples", i, "belongs_to")))
+                      for i, neg in enumerate(m.negative_examples)],
+    }
+
+
 def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: bool = True, cache=None,
          inputs: dict[str, str] | None = None) -> LinkResult:
     """Every cross-manifest and fixture problem. With ``cache`` (codegen.emit_cache.Cache), an
@@ -466,47 +516,30 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
     # A manifest that failed to load still declares its id (file name = id): pointing at it is not
     # a second problem, the load error already is one.
     declared = set(by_id) | {p.stem for p in manifest_paths(registry.root)}
-    provided = provided_slots(manifests, table)
+    provided = set()
+    for lm in manifests:
+        provided.update(lm.derived("provides", _provides_of, lm))
+    provided = provided_slots([], table, provided)
     # Same for `requires`: the provider may be the manifest that did not load.
     unloaded = declared - set(by_id)
     if unloaded:
         result.notes.append(f"requires not checked: {len(unloaded)} manifest(s) did not load")
     for lm in manifests:
-        m, src = lm.manifest, lm.source
-        resolved = None
-        if m.upstream is not None and m.upstream.profile is not None and m.upstream.profile not in registry.profiles:
-            known = ", ".join(sorted(registry.profiles)) or "none"
-            result.problems.append(Problem(src.rel, src.line_of(("upstream", "profile")), f"upstream.profile: unknown profile '{m.upstream.profile}' (known: {known})"))
-        else:
-            try:
-                resolved = resolve_manifest(m, registry.profiles)
-            except UnknownProfile as exc:  # a step's profile (the main one is guarded above)
-                i = next((i for i, st in enumerate(m.upstream.steps) if st.profile == exc.args[0]), 0) if m.upstream else 0
-                known = ", ".join(sorted(registry.profiles)) or "none"
-                result.problems.append(Problem(src.rel, src.line_of(("upstream", "steps", i, "profile")), f"upstream.steps.{i}.profile: unknown profile '{exc.args[0]}' (known: {known})"))
-                resolved = None
-        if resolved is not None:
-            result.resolved[lm.id] = resolved
-        for i, slot in enumerate(m.requires):
+        # What one adapter alone decides (its profile, its link checks, the lines its cross-manifest
+        # references sit on): kept in its state, so an unchanged adapter is neither resolved nor read.
+        own_link = lm.derived("link", _link_one, lm, registry, parse, cache, shared, checker, inputs, regs, table, allow, result)
+        problems, parsed = own_link["problems"], own_link["parsed"]
+        result.problems += [Problem(*p) for p in problems]
+        if parse is not None:
+            result.parsed[lm.id] = list(parsed)
+        rel = own_link["rel"]
+        for slot, line in own_link["requires"]:
             declared_slot = table.get(slot) if table is not None else None
             if not unloaded and slot not in provided and declared_slot is not None and declared_slot.derived:
-                result.problems.append(Problem(src.rel, src.line_of(("requires", i)), f"requires: no adapter provides slot '{slot}' and the planner cannot take it from the request text"))
-        for i, neg in enumerate(m.negative_examples):
-            if neg.belongs_to is not None and neg.belongs_to not in declared:
-                result.problems.append(Problem(src.rel, src.line_of(("negative_examples", i, "belongs_to")), f"negative_examples.{i}.belongs_to: no adapter with id '{neg.belongs_to}'"))
-        # Names of registered extension functions (x-slot, derived_params, transform, postprocess),
-        # declared inputs, schema keywords, URLs and credentials: one adapter's own checks.
-        def own(lm=lm, resolved=resolved):
-            return _own_checks(lm, resolved, regs, table, registry.profiles, allow)
-
-        if shared is not None and inputs is not None:
-            problems, parsed = _cached_adapter(lm, resolved, parse, cache, _adapter_key(shared, lm, inputs, resolved), own)
-        else:
-            problems, parsed = _cached_check(lm, resolved, parse, cache, checker)
-            problems = own() + problems
-        result.problems += problems
-        if parse is not None:
-            result.parsed[lm.id] = parsed
+                result.problems.append(Problem(rel, line, f"requires: no adapter provides slot '{slot}' and the planner cannot take it from the request text"))
+        for i, target, line in own_link["negatives"]:
+            if target is not None and target not in declared:
+                result.problems.append(Problem(rel, line, f"negative_examples.{i}.belongs_to: no adapter with id '{target}'"))
     # Where requests and keys may go: public https hosts, credentials bound to profiles (issue 19);
     # each manifest's part is among its own checks above.
     for pid, prof in registry.profiles.items():

@@ -7,7 +7,8 @@ contributor fixes a manifest in one pass, not one error per build.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,10 @@ FIXTURES_DIR = "fixtures"
 class LoadedManifest:
     manifest: Manifest
     source: Located
+    # What the build derived from this adapter alone (link verdicts, catalog part, service words …),
+    # plain marshal-able values by name: AdapterStates keeps it per manifest state, so the next
+    # build reads it instead of re-deriving it (codegen/adapter_state.py).
+    state: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -42,6 +47,58 @@ class LoadedManifest:
     @property
     def fixtures_dir(self) -> Path:
         return self.source.path.parent / FIXTURES_DIR / self.manifest.id
+
+    @property
+    def rel(self) -> str:
+        return self.source.rel
+
+    def derived(self, name: str, compute: Callable[..., Any], *args: Any) -> Any:
+        """``state[name]``, else ``compute(*args)`` (from the manifest), remembered."""
+        try:
+            return self.state[name]
+        except KeyError:
+            value = self.state[name] = compute(*args)
+            return value
+
+
+class LazyManifest(LoadedManifest):
+    """A manifest whose file, shared registry data and generator are exactly those of a build that
+    loaded it cleanly: its derived ``state`` is that build's, and the YAML is parsed and validated
+    only when a step asks for something the state does not hold (then exactly as a fresh load)."""
+
+    def __init__(self, path: Path, rel: str, state: dict, cache: ParseCache | None, registry: Path):
+        self._path, self._rel, self._cache, self._registry = path, rel, cache, registry
+        self._loaded: tuple[Manifest, Located] | None = None
+        self.state = state
+
+    def _load(self) -> tuple[Manifest, Located]:
+        if self._loaded is None:
+            doc, errs = parse_yaml(self._path, self._rel, self._cache, within=self._registry)
+            m, verrs = validate_doc(doc, Manifest) if doc is not None else (None, [])
+            if doc is None or m is None:  # its file changed under the build
+                raise LoadError([*errs, *verrs] or [Problem(self._rel, 1, "no longer loads as it did when the build started")])
+            self._loaded = (m, doc)
+        return self._loaded
+
+    @property
+    def manifest(self) -> Manifest:
+        return self._load()[0]
+
+    @property
+    def source(self) -> Located:
+        return self._load()[1]
+
+    @property
+    def id(self) -> str:
+        return self.state["id"]
+
+    @property
+    def fixtures_dir(self) -> Path:
+        return self._path.parent / FIXTURES_DIR / self.state["id"]
+
+    @property
+    def rel(self) -> str:
+        return self._rel
 
 
 @dataclass
@@ -69,9 +126,12 @@ def manifest_paths(root: Path) -> list[Path]:
     return out
 
 
-def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry, list[Problem]]:
+def load_registry(root: Path, cache: ParseCache | None = None, states=None,
+                  inputs: dict[str, str] | None = None) -> tuple[Registry, list[Problem]]:
     """Parse and validate every profile and manifest under ``root/registry`` (``cache``: reuse
-    parses of unchanged files).
+    parses of unchanged files; ``states``: codegen.adapter_state.AdapterStates, whose hits are
+    not parsed at all but handed on as LazyManifest; ``inputs``: the build's ``{path: sha256}``,
+    whose "unreadable" verdicts need not be taken again).
 
     Returns the registry (with whatever loaded) and every problem found. Cross-manifest checks
     (unique ids, profiles exist, fixtures, requires) are the link stage's job.
@@ -84,7 +144,7 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
         return Registry(root, [], {}, {}), [Problem(
             "registry", 1, f"registry/ must be a real folder of the checkout, not a symlink "
             f"(it resolves to {registry})")]
-    problems: list[Problem] = _unreadable_inputs(root, registry)
+    problems: list[Problem] = _unreadable_inputs(root, registry, inputs)
     profiles: dict[str, Profile] = {}
     profile_sources: dict[str, Located] = {}
     for p in sorted((root / "registry" / PROFILES_DIR).glob("*.yaml")):
@@ -102,8 +162,13 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
             profile_sources[prof.id] = doc
 
     manifests: list[LoadedManifest] = []
+    fresh: list[LoadedManifest] = []
     for p in manifest_paths(root):
         rel = p.relative_to(root).as_posix()
+        state = states.get(rel) if states is not None else None
+        if state is not None and state["id"] == p.stem:
+            manifests.append(LazyManifest(p, rel, state, cache, registry))
+            continue
         doc, errs = parse_yaml(p, rel, cache, within=registry)
         problems += errs
         if doc is None:
@@ -119,7 +184,14 @@ def load_registry(root: Path, cache: ParseCache | None = None) -> tuple[Registry
         problems += errs
         if not errs:  # never handed on: link and the emitters would read (and copy) the file
             manifests.append(lm)
+            fresh.append(lm)
     manifests.sort(key=lambda lm: lm.id)
+    if states is not None:
+        # Kept only for a manifest with no load problem of its own: its errors come from a fresh load.
+        troubled = {p.path for p in problems}
+        for lm in fresh:
+            if lm.source.rel not in troubled:
+                lm.state["id"] = lm.id  # the builder stores only states with an id
     from .understand import load_understanding
 
     understanding, errs = load_understanding(root, cache)
@@ -150,14 +222,17 @@ def _fixture_path_problems(lm: LoadedManifest, registry: Path) -> list[Problem]:
     return problems
 
 
-def _unreadable_inputs(root: Path, registry: Path) -> list[Problem]:
+def _unreadable_inputs(root: Path, registry: Path, inputs: dict[str, str] | None = None) -> list[Problem]:
     """Every file under registry/ is a build input (hashed into the release id), so each must be a
-    regular file inside registry/ — a symlink out, a FIFO or a device is refused, located."""
+    regular file inside registry/ — a symlink out, a FIFO or a device is refused, located.
+    (``inputs``: emit_lock.hash_inputs of this build, which judged each input file already; only
+    those it found unreadable are judged again, for the reason.)"""
     from .emit_lock import input_files
 
     problems = []
     scenarios = sorted(p.relative_to(root).as_posix() for p in (root / "registry" / SCENARIOS_DIR).glob("*.yaml"))
-    for rel in input_files(root) + scenarios:
+    files = input_files(root) if inputs is None else [r for r, h in inputs.items() if h == "unreadable"]
+    for rel in sorted(files + scenarios):
         why = unreadable(root / rel, registry)
         if why is not None:
             problems.append(Problem(rel, 1, why))
