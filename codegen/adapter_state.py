@@ -59,21 +59,24 @@ class AdapterStates:
         h = hashlib.sha256(f"{self.head}|{rel}|{own}\n".encode())
         for f in self._fixtures.get(fixtures, ()):
             h.update(f"{f}\0{self.inputs[f]}\n".encode())
-        # a symlink on the way to the folder changes what the loader's containment check says
-        h.update(os.path.realpath(os.path.join(self.root, fixtures)).encode())
+        # A symlink on the way to the folder (inside registry/, which itself is checked) changes what
+        # the loader's containment check says; the input walk does not enter one.
+        base = os.path.join(self.root, folder)
+        h.update(f"{os.path.islink(base)}{os.path.islink(base + '/' + FIXTURES_DIR)}{os.path.islink(os.path.join(self.root, fixtures[:-1]))}".encode())
         key = h.hexdigest()
         self.keys[rel] = key
         return key
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.marshal"
+    def _path(self, key: str) -> str:
+        return os.path.join(self.folder, key[:2], f"{key}.marshal")
 
     def get(self, rel: str) -> dict | None:
         key = self.key(rel)
         if key is None:
             return None
         try:
-            state = marshal.loads(self._path(key).read_bytes())
+            with open(self._path(key), "rb") as fh:
+                state = marshal.loads(fh.read())
         except (OSError, ValueError, EOFError, TypeError):
             return None
         if not isinstance(state, dict) or "id" not in state:
@@ -90,5 +93,5 @@ class AdapterStates:
             blob = marshal.dumps(state)
         except ValueError:  # a value marshal cannot hold: not kept (the next build derives it again)
             return
-        write_atomic(self._path(key), blob)
+        write_atomic(Path(self._path(key)), blob)
         self.saved[rel] = len(state)

@@ -43,6 +43,7 @@ class Plan:
     registry: object = None  # codegen.loader.Registry, for gates that look at the manifests
     parsed: dict[str, list[str]] = field(default_factory=dict)  # id -> fixtures the parser agreed with
     parser_available: bool = False
+    digests: dict[str, str] = field(default_factory=dict)  # sha256 of each of outputs, when known
 
     @property
     def ok(self) -> bool:
@@ -140,10 +141,11 @@ def _output_path(path: str) -> bool:
             and not any(p in ("", ".", "..") for p in parts))
 
 
-def is_up_to_date(root: Path, hashes=None, folder: Path | None = None) -> str | None:
+def is_up_to_date(root: Path, hashes=None, folder: Path | None = None, inputs: dict[str, str] | None = None) -> str | None:
     """The release id when a rebuild would write exactly what is there, else None. The lock and
     the outputs it names come from the checkout (a pull request): only regular files inside
-    generated/ and llms/ are read, so a symlink to /dev/zero cannot hang ``check``."""
+    generated/ and llms/ are read, so a symlink to /dev/zero cannot hang ``check``. (``inputs``:
+    hash_inputs of the same files, when the caller has it.)"""
     from ummaya.model.containment import UnsafeFile, read_regular, unreadable
     from .emit_cache import FileHashes
 
@@ -153,7 +155,7 @@ def is_up_to_date(root: Path, hashes=None, folder: Path | None = None) -> str | 
     except (OSError, ValueError, UnsafeFile):
         return None
     try:
-        if lock.get("generator") != generator_hash(folder) or lock.get("inputs") != hash_inputs(root, hashes):
+        if lock.get("generator") != generator_hash(folder) or lock.get("inputs") != (inputs if inputs is not None else hash_inputs(root, hashes)):
             return None
         tops = {top: os.path.realpath(os.path.join(root, top)) for top in OUTPUT_DIRS}  # once, not per file
         for path, digest in lock.get("outputs", {}).items():
@@ -169,8 +171,10 @@ def is_up_to_date(root: Path, hashes=None, folder: Path | None = None) -> str | 
     return lock.get("release_id")
 
 
-def plan_build(root: Path, *, progress: Progress | None = None, cache=None, parse=None) -> Plan:
-    """Everything the build would write, or every problem that stops it."""
+def plan_build(root: Path, *, progress: Progress | None = None, cache=None, parse=None,
+               inputs: dict[str, str] | None = None) -> Plan:
+    """Everything the build would write, or every problem that stops it (``inputs``: hash_inputs
+    of the registry, when the caller took it a moment ago)."""
     from .emit_cache import Cache, FileHashes
     from .loader import ParseCache, load_registry
 
@@ -178,9 +182,10 @@ def plan_build(root: Path, *, progress: Progress | None = None, cache=None, pars
     root = Path(root).resolve()
     plan = Plan()
     cache = cache if cache is not None else Cache()
-    hashes = FileHashes(root, cache.folder)
-    inputs = hash_inputs(root, hashes)
-    hashes.save()
+    if inputs is None:
+        hashes = FileHashes(root, cache.folder)
+        inputs = hash_inputs(root, hashes)
+        hashes.save()
     plan.release_id = release_id(inputs)
     index_job = _IndexJob(cache, plan)
     say(f"load: {len(inputs)} input files")
@@ -234,7 +239,6 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     from .emit_lock import emit_lock
     from .link import link
     from .profile_merge import resolve_manifest
-    from .understand import emit_understanding
 
     say(f"link: {len(registry.manifests)} adapters")
     linked = link(registry, parse=parse, cache=cache, inputs=inputs)
@@ -264,7 +268,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     table = registry.understanding.table()
     say("emit: catalog, fixtures, schema, slot table and vocabularies")
     out.update(emit_schema(table))
-    out.update(emit_understanding(registry.understanding))
+    out.update(_cached_understanding(registry.understanding, inputs, cache))
     out.update(_catalog(registry, resolved, inputs, plan.release_id, cache))
     out.update(emit_fixtures(registry.manifests, resolved))
     out.update(emit_guidance(manifests, guidance, services))
@@ -274,7 +278,9 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     index_job, models_job = jobs
     out.update(models_job.result())
     out.update(index_job.result())
-    out.update(emit_lock(inputs, registry.manifests, generator_hash(cache.folder), out))
+    plan.digests = {path: sha256(data) for path, data in out.items()}  # once, for the lock and the write
+    out.update(emit_lock(inputs, registry.manifests, generator_hash(cache.folder), out, plan.digests))
+    plan.digests[LOCK_PATH] = sha256(out[LOCK_PATH])
     plan.outputs = dict(sorted(out.items()))
 
 
@@ -300,6 +306,26 @@ def _catalog(registry, resolved: Callable, inputs: dict[str, str], release: str,
         return part
 
     return assemble_catalog([(lm.id, lm.derived("catalog_part", part_of, lm)) for lm in registry.manifests], release)
+
+
+def _shared_inputs_hash(inputs: dict[str, str]) -> str:
+    """Every shared registry file (registry/_*/: profiles, slot types, vocabularies, channels …)."""
+    return sha256("".join(f"{p}\0{h}\n" for p, h in sorted(inputs.items())
+                          if p.startswith("registry/_")).encode())
+
+
+def _cached_understanding(understanding, inputs: dict[str, str], cache) -> dict[str, bytes]:
+    """emit_understanding (the slot table and the compiled vocabularies: the regions table alone is
+    a tenth of a second), cached under the generator and the shared registry files it reads."""
+    from .understand import emit_understanding
+
+    key = sha256(f"{generator_hash(cache.folder)}|understanding|{_shared_inputs_hash(inputs)}".encode())
+    hit = cache.get("understanding", key)
+    if hit is not None:
+        return hit
+    out = emit_understanding(understanding)
+    cache.put("understanding", key, out)
+    return out
 
 
 def _cached_pages(registry, inputs: dict[str, str], cache):
@@ -450,22 +476,25 @@ class _IndexJob:
         glosses = domain_glosses(understanding)
         self._parts: list[tuple[str, bytes, list[str]]] = []
         self._missing: list[tuple[str, str, dict, list[str]]] = []
+        self._states: dict[str, dict] = {}
         for lm in manifests:
-            # An adapter's state keeps its part's key (it reads the manifest, the domain glosses and
-            # the generator: all in the state's key), so an unchanged adapter's document is not rebuilt.
-            key = lm.state.get("index_key")
-            hit = self._cache.get("indexpart", key) if key is not None else None
-            if hit is not None and "part" in hit and "nouns" in hit:
-                self._parts.append((lm.id, hit["part"], json.loads(hit["nouns"])))
+            # An adapter's state keeps its part and nouns (they read the manifest, the domain
+            # glosses and the generator: all in the state's key), so an unchanged adapter's
+            # document is neither rebuilt nor looked up.
+            state = lm.state
+            if "index_part" in state and "index_nouns" in state:
+                self._parts.append((lm.id, state["index_part"], state["index_nouns"]))
                 continue
             m = lm.manifest
             doc = document(m, glosses)
             texts = keep_noun_texts(adapter_noun_texts(m)) if understanding is not None else []
-            key = lm.state["index_key"] = doc_key(gen, {"document": doc, "noun_texts": texts})
+            key = doc_key(gen, {"document": doc, "noun_texts": texts})
             hit = self._cache.get("indexpart", key)
             if hit is not None and "part" in hit and "nouns" in hit:
-                self._parts.append((m.id, hit["part"], json.loads(hit["nouns"])))
+                state["index_part"], state["index_nouns"] = hit["part"], json.loads(hit["nouns"])
+                self._parts.append((m.id, state["index_part"], state["index_nouns"]))
             else:
+                self._states[m.id] = state
                 self._missing.append((m.id, key, doc, texts))
         vocab_texts = keep_noun_texts(vocab_noun_texts(understanding)) if understanding is not None else []
         self._vocab_key = doc_key(gen, {"vocabulary_noun_texts": vocab_texts})
@@ -533,6 +562,7 @@ class _IndexJob:
             part = doc_part(doc, analysed)
             adapter_nouns = sorted({n for t in texts for n in found[t]})
             self._cache.put("indexpart", key, {"part": part, "nouns": json.dumps(adapter_nouns).encode()})
+            self._states[adapter_id]["index_part"], self._states[adapter_id]["index_nouns"] = part, adapter_nouns
             parts.append((adapter_id, part, adapter_nouns))
         if self._vocab_nouns is None:
             self._vocab_nouns = sorted({n for t in self._vocab_texts for n in found[t]})
@@ -551,7 +581,8 @@ class _ModelsJob:
     def __init__(self, manifests, cache, say: Progress):
         from .emit_models import generate, split_cached
 
-        self._modules, todo, keys = split_cached(manifests, cache)
+        self._pending: list[tuple[dict, list[str]]] = []
+        self._modules, todo, keys = split_cached(manifests, cache, self._pending)
         self._job = None
         if todo:
             say(f"models: datamodel-code-generator over {len(todo)} schemas ({len(manifests) - len(todo) // 2} adapters cached), in the background")
@@ -563,6 +594,8 @@ class _ModelsJob:
         if self._job is not None:
             self._modules.update(self._job.result())
             self._job = None
+            for state, names in self._pending:  # each adapter's modules, for its state
+                state["models"] = {n: self._modules[n] for n in names}
         return assemble(self._modules)
 
     def cancel(self) -> None:
@@ -587,26 +620,31 @@ def _owned(rel: str, top: str) -> bool:
     return not any(rel == keep or rel.startswith(keep + "/") for keep in PRESERVED[top])
 
 
-def on_disk(root: Path) -> dict[str, Path]:
-    found: dict[str, Path] = {}
+def on_disk(root: Path) -> dict[str, str]:
+    """Every build output file on disk: ``{"generated/…": absolute path}``."""
+    found: dict[str, str] = {}
     for top in OUTPUT_DIRS:
         base = os.path.join(root, top)
         if not os.path.isdir(base):
             continue
-        # os.walk, not rglob: this runs on every build (thousands of files at 1,000 adapters).
-        # Folder symlinks are not followed; a file symlink is never an output (the build writes
-        # plain files): never read through one (generated/catalog.json -> /dev/zero would hang the
-        # drift check); it shows as drift.
-        for folder, _dirs, files in os.walk(base):
-            rel_dir = os.path.relpath(folder, base).replace(os.sep, "/")
-            for name in files:
-                full = os.path.join(folder, name)
-                if os.path.islink(full) or not os.path.isfile(full):
-                    continue
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                if _owned(rel, top):
-                    found[f"{top}/{rel}"] = Path(full)
-    return found
+        # os.scandir, not rglob: this runs on every build (thousands of files at 1,000 adapters),
+        # and a directory entry knows its type without a stat. Folder symlinks are not followed; a
+        # file symlink is never an output (the build writes plain files): never read through one
+        # (generated/catalog.json -> /dev/zero would hang the drift check); it shows as drift.
+        stack = [(base, "")]
+        while stack:
+            folder, rel_dir = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = f"{rel_dir}{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file(follow_symlinks=False) and _owned(rel, top):
+                    found[f"{top}/{rel}"] = entry.path
+    return dict(sorted(found.items()))
 
 
 @dataclass
@@ -633,7 +671,7 @@ def drift(root: Path, outputs: dict[str, bytes]) -> Drift:
     disk = on_disk(root)
     added = sorted(set(outputs) - set(disk))
     removed = sorted(set(disk) - set(outputs))
-    changed = sorted(p for p in set(outputs) & set(disk) if disk[p].read_bytes() != outputs[p])
+    changed = sorted(p for p in set(outputs) & set(disk) if Path(disk[p]).read_bytes() != outputs[p])
     return Drift(added, removed, changed)
 
 
@@ -652,7 +690,7 @@ def _plain_tree(root: Path) -> bool:
     return True
 
 
-def write_changed(root: Path, outputs: dict[str, bytes], hashes) -> int:
+def write_changed(root: Path, outputs: dict[str, bytes], hashes, digests: dict[str, str] | None = None) -> int:
     """Write only the outputs whose bytes differ from the file on disk, each through a temp file
     renamed over it (a reader sees the old file or the new one, never half of one), and delete the
     files the build no longer emits; the lock goes last, so an interrupted build never leaves a
@@ -673,7 +711,7 @@ def write_changed(root: Path, outputs: dict[str, bytes], hashes) -> int:
     for path in ordered:
         data = outputs[path]
         full = os.path.join(root, path)
-        digest = sha256(data)
+        digest = digests[path] if digests and path in digests else sha256(data)
         if path in disk and hashes.hash(full) == digest:
             continue
         if os.path.isdir(full) and not os.path.islink(full):
@@ -787,15 +825,19 @@ def build(root: Path, *, progress: Progress | None = None, cache=None, force: bo
     started = time.perf_counter()
     root = Path(root).resolve()
     cache = cache if cache is not None else Cache()
+    inputs = None
     if not force:
-        rid = is_up_to_date(root, FileHashes(root, cache.folder), cache.folder)
+        # The registry's hashes once, for the no-op check and (when it fails) the build.
+        hashes = FileHashes(root, cache.folder)
+        inputs = hash_inputs(root, hashes)
+        rid = is_up_to_date(root, hashes, cache.folder, inputs)
         if rid:
             return BuildResult(None, True, time.perf_counter() - started, rid)
-    plan = plan_build(root, progress=progress, cache=cache, parse=parse)
+    plan = plan_build(root, progress=progress, cache=cache, parse=parse, inputs=inputs)
     if plan.ok:
         with _exclusive(root):
             hashes = FileHashes(root, cache.folder)
-            written = write_changed(root, plan.outputs, hashes)
+            written = write_changed(root, plan.outputs, hashes, plan.digests)
             hashes.save()
         if progress:
             progress(f"write: {written} of {len(plan.outputs)} files changed")

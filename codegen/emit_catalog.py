@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .emit_lock import canonical_json, item_json, splice_list
+from .emit_lock import canonical_json, item_json, splice_list_bytes
 from ummaya.model.fixture_files import fixture_files
 from .loader import LoadedManifest
 from ummaya.model.manifest import Manifest
@@ -31,9 +31,9 @@ def catalog_part(resolved: Manifest) -> bytes:
 
 def assemble_catalog(parts: list[tuple[str, bytes]], release_id: str) -> dict[str, bytes]:
     """:func:`emit_catalog`'s bytes from ``(id, catalog_part)`` pairs."""
-    items = [p.decode("utf-8") for _, p in sorted(parts, key=lambda ip: ip[0])]
-    body = splice_list({"format": CATALOG_FORMAT, "release_id": release_id}, "adapters", items, 2)
-    return {CATALOG_PATH: (body + "\n").encode("utf-8")}
+    items = [p for _, p in sorted(parts, key=lambda ip: ip[0])]
+    body = splice_list_bytes({"format": CATALOG_FORMAT, "release_id": release_id}, "adapters", items, 2)
+    return {CATALOG_PATH: body + b"\n"}
 
 
 def emit_fixtures(manifests: list[LoadedManifest], resolved: Callable[[LoadedManifest], Manifest]) -> dict[str, bytes]:

@@ -61,6 +61,19 @@ def splice_list(obj: dict, key: str, items: list[str], indent: int) -> str:
     return text.replace(marker, (",\n" + " " * (2 * indent)).join(items))
 
 
+def splice_list_bytes(obj: dict, key: str, items: list[bytes], indent: int) -> bytes:
+    """:func:`splice_list` encoded as UTF-8, from items already encoded (the catalog's parts:
+    twenty megabytes at 1,000 adapters, not decoded and encoded again)."""
+    if not items:
+        return splice_list(obj, key, [], indent).encode("utf-8")
+    text = dumps_indented({**obj, key: [_PLACEHOLDER]}, indent)
+    marker = _enc_str(_PLACEHOLDER)
+    if text.count(marker) != 1:
+        raise ValueError("splice marker found in the envelope")
+    head, tail = text.split(marker)
+    return head.encode("utf-8") + (",\n" + " " * (2 * indent)).encode("utf-8").join(items) + tail.encode("utf-8")
+
+
 def item_json(item: Any, indent: int) -> str:
     """One item of a list at depth two (``{"key": [item, …]}``), as :func:`splice_list` joins it."""
     return dumps_indented(item, indent).replace("\n", "\n" + " " * (2 * indent))
@@ -99,6 +112,11 @@ def _walk(o: Any, out: list, nl: str, step: str) -> None:
             if type(k) is not str:
                 raise _Unsupported
         keys.sort()
+        values = [o[k] for k in keys]
+        if all(type(v) is str for v in values):  # a flat map (the lock's inputs and outputs): one join
+            sep = "," + inner
+            out.append("{" + inner + sep.join([_enc_str(k) + ": " + _enc_str(v) for k, v in zip(keys, values, strict=True)]) + nl + "}")
+            return
         first = True
         for k in keys:
             out.append(("{" if first else ",") + inner + _enc_str(k) + ": ")
@@ -224,6 +242,7 @@ def emit_lock(
     manifests: list[Any],
     generator: str,
     outputs: dict[str, bytes],
+    digests: dict[str, str] | None = None,
 ) -> dict[str, bytes]:
     """The lock over ``outputs`` (every other emitted file), keyed by the release id.
     ``manifests``: (Manifest, source path) pairs, or LoadedManifest (whose state keeps its interface)."""
@@ -239,7 +258,8 @@ def emit_lock(
         "generator": generator,
         "inputs": inputs,
         "adapters": adapters,
-        "outputs": {path: sha256(data) for path, data in sorted(outputs.items()) if path != LOCK_PATH},
+        "outputs": {path: digests[path] if digests is not None and path in digests else sha256(data)
+                    for path, data in sorted(outputs.items()) if path != LOCK_PATH},
     }
     return {LOCK_PATH: canonical_json(lock)}
 

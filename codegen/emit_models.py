@@ -130,10 +130,12 @@ def _normalise(code: str) -> str:
     return code.replace("\r\n", "\n").rstrip("\n") + "\n"
 
 
-def split_cached(manifests: list[Any], cache: Cache | None) -> tuple[dict[str, bytes], dict[str, dict], dict[str, str]]:
+def split_cached(manifests: list[Any], cache: Cache | None,
+                 pending: list[tuple[dict, list[str]]] | None = None) -> tuple[dict[str, bytes], dict[str, dict], dict[str, str]]:
     """(modules found in the cache, schemas still to generate, cache key per module name).
-    ``manifests``: Manifest, or LoadedManifest, whose state keeps its key (the manifest's schemas
-    and the generator: an unchanged adapter's schemas are not rebuilt to find its modules)."""
+    ``manifests``: Manifest, or LoadedManifest, whose state keeps its modules (they read the
+    manifest's schemas and the generator: an unchanged adapter's schemas are not even rebuilt);
+    ``pending`` gets (state, module names) of each LoadedManifest whose modules are to generate."""
     gen = _generator_id()
     modules: dict[str, bytes] = {}
     todo: dict[str, dict] = {}
@@ -143,20 +145,22 @@ def split_cached(manifests: list[Any], cache: Cache | None) -> tuple[dict[str, b
             m, state = item, {}
         else:
             state = item.state
-            key = state.get("models_key")
-            hit = cache.get("models", key) if cache and key is not None else None
-            if hit is not None:
-                modules.update(hit)
+            if "models" in state:
+                modules.update(state["models"])
                 continue
             m = item.manifest
         schemas = _schemas(m)
-        key = state["models_key"] = sha256((gen + "\n" + json.dumps(schemas)).encode("utf-8"))  # order matters: not sorted
+        key = sha256((gen + "\n" + json.dumps(schemas)).encode("utf-8"))  # order matters: not sorted
         hit = cache.get("models", key) if cache else None
         if hit is not None:
             modules.update(hit)
+            if not isinstance(item, Manifest) and set(hit) == set(schemas):
+                state["models"] = hit
         else:
             todo.update(schemas)
             keys.update({name: key for name in schemas})
+            if pending is not None and not isinstance(item, Manifest):
+                pending.append((state, list(schemas)))
     return modules, todo, keys
 
 

@@ -16,9 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 try:
     import jsonschema_rs
 except ImportError:  # optional speed-up; jsonschema alone gives the same answers, slower
@@ -214,6 +211,9 @@ def _schema_problems(lm: LoadedManifest, key: str) -> list[Problem]:
                 return []
         except Exception:
             pass
+    from jsonschema import Draft202012Validator  # only when the fast path rejected: an import to spare
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as err:
@@ -225,6 +225,8 @@ def _schema_problems(lm: LoadedManifest, key: str) -> list[Problem]:
 def _validate(schema: dict, value: Any, lm: LoadedManifest, loc: tuple, what: str, fast=None) -> list[Problem]:
     if fast is not None and fast.is_valid(value):
         return []
+    from jsonschema import Draft202012Validator
+
     out = []
     validator = Draft202012Validator(schema)
     for err in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
@@ -515,7 +517,7 @@ def link(registry: Registry, *, parse: ParseFixture | None = None, use_parser: b
 
     # A manifest that failed to load still declares its id (file name = id): pointing at it is not
     # a second problem, the load error already is one.
-    declared = set(by_id) | {p.stem for p in manifest_paths(registry.root)}
+    declared = set(by_id) | {p.stem for p in (registry.paths if registry.paths is not None else manifest_paths(registry.root))}
     provided = set()
     for lm in manifests:
         provided.update(lm.derived("provides", _provides_of, lm))

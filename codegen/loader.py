@@ -109,6 +109,8 @@ class Registry:
     profile_sources: dict[str, Located]
     # Slot types and vocabularies (registry/_slots/, registry/_vocab/): codegen/understand.py.
     understanding: Any = None
+    # Every manifest file's path (manifest_paths), loaded or not: link reads their names.
+    paths: list[Path] | None = None
 
     def by_id(self) -> dict[str, LoadedManifest]:
         return {m.id: m for m in self.manifests}
@@ -163,7 +165,8 @@ def load_registry(root: Path, cache: ParseCache | None = None, states=None,
 
     manifests: list[LoadedManifest] = []
     fresh: list[LoadedManifest] = []
-    for p in manifest_paths(root):
+    paths = manifest_paths(root)
+    for p in paths:
         rel = p.relative_to(root).as_posix()
         state = states.get(rel) if states is not None else None
         if state is not None and state["id"] == p.stem:
@@ -196,7 +199,7 @@ def load_registry(root: Path, cache: ParseCache | None = None, states=None,
 
     understanding, errs = load_understanding(root, cache)
     problems += errs
-    return Registry(root, manifests, profiles, profile_sources, understanding), problems
+    return Registry(root, manifests, profiles, profile_sources, understanding, paths), problems
 
 
 def _fixture_path_problems(lm: LoadedManifest, registry: Path) -> list[Problem]:
