@@ -825,18 +825,17 @@ def build(root: Path, *, progress: Progress | None = None, cache=None, force: bo
     started = time.perf_counter()
     root = Path(root).resolve()
     cache = cache if cache is not None else Cache()
-    inputs = None
+    # One view of the file hashes for the whole build (inputs, the no-op check, the write): the
+    # stat memo is read once, not once per step.
+    hashes = FileHashes(root, cache.folder)
+    inputs = hash_inputs(root, hashes)
     if not force:
-        # The registry's hashes once, for the no-op check and (when it fails) the build.
-        hashes = FileHashes(root, cache.folder)
-        inputs = hash_inputs(root, hashes)
         rid = is_up_to_date(root, hashes, cache.folder, inputs)
         if rid:
             return BuildResult(None, True, time.perf_counter() - started, rid)
     plan = plan_build(root, progress=progress, cache=cache, parse=parse, inputs=inputs)
     if plan.ok:
         with _exclusive(root):
-            hashes = FileHashes(root, cache.folder)
             written = write_changed(root, plan.outputs, hashes, plan.digests)
             hashes.save()
         if progress:
