@@ -267,7 +267,7 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     out: dict[str, bytes] = {"generated/__init__.py": b""}
     table = registry.understanding.table()
     say("emit: catalog, fixtures, schema, slot table and vocabularies")
-    out.update(emit_schema(table))
+    out.update(_cached_shared("schema", inputs, cache, lambda: emit_schema(table), _resolvers_digest()))
     out.update(_cached_understanding(registry.understanding, inputs, cache))
     out.update(_catalog(registry, resolved, inputs, plan.release_id, cache))
     out.update(emit_fixtures(registry.manifests, resolved))
@@ -319,13 +319,29 @@ def _cached_understanding(understanding, inputs: dict[str, str], cache) -> dict[
     a tenth of a second), cached under the generator and the shared registry files it reads."""
     from .understand import emit_understanding
 
-    key = sha256(f"{generator_hash(cache.folder)}|understanding|{_shared_inputs_hash(inputs)}".encode())
-    hit = cache.get("understanding", key)
+    return _cached_shared("understanding", inputs, cache, lambda: emit_understanding(understanding))
+
+
+def _cached_shared(kind: str, inputs: dict[str, str], cache, emit: Callable[[], dict[str, bytes]], extra: str = "") -> dict[str, bytes]:
+    """``emit()``, an emitter that reads only the generator, the shared registry files (the
+    published manifest schema lists the slot types) and ``extra``, cached under them."""
+    key = sha256(f"{generator_hash(cache.folder)}|{kind}|{_shared_inputs_hash(inputs)}|{extra}".encode())
+    hit = cache.get(kind, key)
     if hit is not None:
         return hit
-    out = emit_understanding(understanding)
-    cache.put("understanding", key, out)
+    out = emit()
+    cache.put(kind, key, out)
     return out
+
+
+def _resolvers_digest() -> str:
+    """The registered resolver expressions and their docs (wire/resolvers.py), which the published
+    schema describes; the generator hash covers the other registries (_extensions_digest)."""
+    import json
+
+    from ummaya.wire.resolvers import RESOLVERS
+
+    return sha256(json.dumps({n: RESOLVERS.meta(n) for n in RESOLVERS}, sort_keys=True, default=list).encode())
 
 
 def _cached_pages(registry, inputs: dict[str, str], cache):

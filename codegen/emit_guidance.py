@@ -16,7 +16,7 @@ from ummaya.model.guidance import Channel, Emergency, Intent, derive_service_wor
 from ummaya.model.phrases import Text, longest_in, phrase_in
 from ummaya.model.phrases import _phrase as phrase_parts  # how phrase_in splits a phrase
 
-from .emit_lock import canonical_json
+from .emit_lock import Encoded, canonical_json, item_json
 from .loader import LoadedManifest, ParseCache, Problem, parse_yaml, validate_doc
 
 GUIDANCE_PATH = "generated/guidance.json"
@@ -172,5 +172,9 @@ def _service_words_of(m: Any, generic: list[str]) -> dict[str, Any]:
 
 def emit_guidance(manifests: list[Any], g: Guidance, services: dict | None = None) -> dict[str, bytes]:
     """``services``: :func:`service_words` of the same manifests, when the caller has it already."""
-    doc = guidance_document(g.emergencies, g.channels, g.intents, services if services is not None else service_words(manifests, g))
+    services = services if services is not None else service_words(manifests, g)
+    # A LoadedManifest keeps its entry encoded (its state's key covers the intents it reads).
+    encoded = {m.id: Encoded(m.derived("service_words_json", item_json, services[m.id], 2)) for m in manifests
+               if isinstance(m, LoadedManifest)}
+    doc = guidance_document(g.emergencies, g.channels, g.intents, {**services, **encoded})
     return {GUIDANCE_PATH: canonical_json(doc)}

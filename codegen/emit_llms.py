@@ -254,10 +254,12 @@ def emit_llms(manifests: list[Any], table=None, page=None) -> dict[str, bytes]:
     index = render_index([m if isinstance(m, Manifest) else m.derived("llms_row", _row_of, m)
                           for m in ordered])
     slots = render_slots(table) if table is not None else b""
-    full = index + "".join("\n---\n\n" + pages[i].decode("utf-8") for i in pages)
+    # Joined as bytes (UTF-8 throughout): the pages are not decoded and encoded again.
+    sep = "\n---\n\n".encode("utf-8")
+    full = index.encode("utf-8") + b"".join(sep + pages[i] for i in pages)
     if slots:
-        full += "\n---\n\n" + slots.decode("utf-8")
-    out = {f"{LLMS_DIR}/llms.txt": index.encode("utf-8"), f"{LLMS_DIR}/llms-full.txt": full.encode("utf-8")}
+        full += sep + slots
+    out = {f"{LLMS_DIR}/llms.txt": index.encode("utf-8"), f"{LLMS_DIR}/llms-full.txt": full}
     if slots:
         out[f"{LLMS_DIR}/slots.md"] = slots
     out.update({f"{LLMS_DIR}/adapters/{i}.md": page for i, page in pages.items()})

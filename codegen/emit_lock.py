@@ -46,7 +46,25 @@ def dumps_indented(obj: Any, indent: int) -> str:
         _walk(obj, parts, "\n", " " * indent)
         return "".join(parts)
     except _Unsupported:
+        if _has_encoded(obj):  # json.dumps would spell it as a string
+            raise TypeError("an Encoded value inside a document the fast path cannot encode") from None
         return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=indent)
+
+
+class Encoded(str):
+    """A value already spelled by :func:`item_json` for depth two (``{"key": {"id": value}}`` or
+    ``{"key": [value]}``), which :func:`dumps_indented` writes as it is: the lock's interfaces and
+    guidance's service words are kept encoded per adapter, so a build encodes one, not 1,000."""
+
+
+def _has_encoded(o: Any) -> bool:
+    if type(o) is Encoded:
+        return True
+    if isinstance(o, dict):
+        return any(_has_encoded(v) for v in o.values())
+    if isinstance(o, (list, tuple)):
+        return any(_has_encoded(v) for v in o)
+    return False
 
 
 def splice_list(obj: dict, key: str, items: list[str], indent: int) -> str:
@@ -102,6 +120,10 @@ def _walk(o: Any, out: list, nl: str, step: str) -> None:
     t = type(o)
     if t is str:
         out.append(_enc_str(o))
+    elif t is Encoded:
+        if nl != "\n" + step * 2:
+            raise ValueError("an Encoded value is spelled for depth two only")
+        out.append(str(o))
     elif t is dict:
         if not o:
             out.append("{}")
@@ -233,8 +255,8 @@ def interface(manifest: Manifest, source: str) -> dict[str, Any]:
     }
 
 
-def _interface_of(lm: Any) -> dict[str, Any]:
-    return interface(lm.manifest, lm.rel)
+def _interface_json(lm: Any) -> str:
+    return item_json(interface(lm.manifest, lm.rel), 2)
 
 
 def emit_lock(
@@ -246,12 +268,12 @@ def emit_lock(
 ) -> dict[str, bytes]:
     """The lock over ``outputs`` (every other emitted file), keyed by the release id.
     ``manifests``: (Manifest, source path) pairs, or LoadedManifest (whose state keeps its interface)."""
-    adapters = {}
+    adapters: dict[str, Any] = {}
     for item in manifests:
         if isinstance(item, tuple):
             adapters[item[0].id] = interface(*item)
         else:
-            adapters[item.id] = item.derived("interface", _interface_of, item)
+            adapters[item.id] = Encoded(item.derived("interface_json", _interface_json, item))
     lock = {
         "format": LOCK_FORMAT,
         "release_id": release_id(inputs),
