@@ -48,25 +48,32 @@ class TurnService:
     @classmethod
     def load(cls, generated: Path | None = None, *, planner: Any = "offline", store: Any = "default",
              catalog: Catalog | None = None, retriever: Any = None, dispatcher: Any = None,
-             retention: Any = None, clock: Any = None) -> TurnService:
+             retention: Any = None, clock: Any = None, policy: Any = None, rerank: bool = True) -> TurnService:
         """The defaults every local surface shares: the catalog under ``generated`` (or the one
-        given), its retriever, a dispatcher on ``clock``, SQLite in the state folder
-        (``store="default"``; None keeps sessions in memory), the deployment's retention policy
-        and the named planner (``"offline"``, ``"openai"``) or a planner object."""
+        given), the retriever ``policy`` describes (default: the policy a release is published
+        with, runtime/retrieve/policy.py), reranked and cut to that policy's budget as the server
+        ranks (``rerank=False``: the retriever's own order, for retrieval measurements), a
+        dispatcher on ``clock``, SQLite in the state folder (``store="default"``; None keeps
+        sessions in memory), the deployment's retention policy and the named planner
+        (``"offline"``, ``"openai"``) or a planner object."""
         from .assemble import make_planner, planner_named
         from .dispatch import Dispatcher
-        from .retrieve import Retriever
+        from .retrieve.policy import RetrievalPolicy
         from .store import open_store
         from .store.records import RetentionPolicy
 
         catalog = catalog or Catalog.load(generated)
-        retriever = retriever or Retriever.load(catalog.root, catalog=catalog)
+        policy = policy or RetrievalPolicy()
+        retriever = retriever or policy.retriever(catalog.root, catalog=catalog)
+        if rerank:
+            retriever = reranked(retriever, catalog, policy)
         dispatcher = dispatcher or (Dispatcher(catalog, clock=clock) if clock is not None else Dispatcher(catalog))
         if store == "default":
             store = open_store(None)
         planner_obj = make_planner(planner_named(planner), clock=clock) if isinstance(planner, str) else planner
         return cls(catalog, retriever, dispatcher, planner_obj, store=store,
-                   retention=retention or RetentionPolicy.from_env(), clock=clock)
+                   retention=retention or RetentionPolicy.from_env(), clock=clock,
+                   widen_providers=policy.rerank.widen)
 
     def using(self, **changes: Any) -> TurnService:
         """The same service with some parts swapped (a request's retriever or planner)."""
@@ -107,3 +114,22 @@ class TurnService:
 
     def resolve_tier(self, adapter_id: str, mode: Any) -> str:
         return self.dispatcher.resolve_tier(adapter_id, mode)
+
+
+def rerank_facts(catalog: Catalog) -> dict[str, Any]:
+    """What reranking reads of every adapter of ``catalog``, by id: its primitive, tier, slots and
+    the size of the tool schema the planner is shown (runtime/retrieve/rerank.py)."""
+    from .plan.openai_tools import tool_for
+    from .retrieve.rerank import catalog_facts
+
+    return catalog_facts(catalog.adapters.values(), tool_for)
+
+
+def reranked(retriever: Any, catalog: Catalog, policy: Any) -> Any:
+    """``retriever`` reranked by ``catalog``'s adapters and cut to ``policy``'s budget — the one
+    ranking of every surface (a retriever that already is one is kept as it is)."""
+    from .retrieve.rerank import RerankingRetriever
+
+    if isinstance(retriever, RerankingRetriever):
+        return retriever
+    return RerankingRetriever(retriever, rerank_facts(catalog), policy.rerank)

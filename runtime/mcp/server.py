@@ -226,6 +226,7 @@ class ToolRunner:
             return Outcome(error_result("invalid_arguments", "; ".join(problems)))
         try:
             r = await service.answer(TurnRequest(args["query"], session_id=session_id, mode=self.backend.mode,
+                                             policy=args.get("policy"),
                                              context_budget_tokens=args.get("context_tokens")))
         except RequestError as exc:
             return Outcome(error_result(exc.code, exc.message))

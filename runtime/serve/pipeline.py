@@ -11,8 +11,9 @@ folds the same events (answer = the concatenated deltas), so the two cannot disa
 The turn runs on the release's ``TurnService`` (runtime/service.py, ``Service.turns``), the one
 every surface uses, derived for this request rather than changed:
 
-* a per-request retriever wrapper asks the release's retriever for the rerank *pool*, reranks it
-  and applies the budget (rerank.py), and records the retrieving/reranking/generating states;
+* the release's retriever is already reranked as every surface's is (runtime/retrieve/rerank.py,
+  wrapped when the release is loaded); the request only observes it (``RankingSeen``: the
+  retrieving/reranking/generating states, the rerank report and scores of its trace);
 * the turn runs in its own task and its events are forwarded as they come (tool calls and
   evidence as they happen; the answer's deltas once the engine has checked and framed it);
 * the service is told not to write traces (``write_traces=False``): this module's writer adds the
@@ -36,7 +37,6 @@ from ummaya.runtime.events import UPSTREAM_STOPS
 from ummaya.runtime.turn import TurnRequest
 
 from .api_errors import ApiError, error_body, provider_error
-from .rerank import apply_budget, rerank
 
 log = logging.getLogger("ummaya.serve")
 
@@ -120,34 +120,22 @@ class Prepared:
 
 # -- the engine, wrapped ---------------------------------------------------------------------------
 
-class RerankingRetriever:
-    """The release's retriever, asked for the rerank pool, reranked, and cut to the budget."""
+class RankingSeen:
+    """What a request's states and trace see of the release's ranking (runtime/retrieve/rerank.py
+    ``RerankingRetriever``): the retrieving and reranking states, the rerank report and the
+    reranked scores evidence is ordered by. It only observes: the ranking is every surface's."""
 
-    def __init__(self, loaded: Any, state: RequestState, top_k: int, *, generating: bool = True):
-        self.loaded, self.state, self.top_k = loaded, state, top_k
-        self.generating = generating
+    def __init__(self, state: RequestState, *, generating: bool = True):
+        self.state, self.generating = state, generating
 
-    def search(self, query: str, *, top_k: int = 5, filters: dict | None = None,
-               context_slots: frozenset[str] = frozenset()) -> list[Any]:
-        self.state.mark("retrieving")
-        budget = self.loaded.policy.rerank
-        pool = self.loaded.retriever.search(query, top_k=max(budget.pool, self.top_k),
-                                            filters=filters, context_slots=context_slots)
-        self.state.mark("reranking")
-        by_id = {c.adapter_id: c for c in pool}
-        ranked = rerank(query, [c.model_dump() for c in pool], self.loaded.facts, frozenset(context_slots))
-        kept, dropped = apply_budget(ranked, self.loaded.facts, top_k=self.top_k,
-                                     max_candidates=budget.max_candidates,
-                                     max_tool_tokens=budget.max_tool_tokens)
-        self.state.scores = {r.adapter_id: r.score for r in ranked}
-        self.state.rerank = {
-            "pool": len(pool), "kept": [r.adapter_id for r in kept], "dropped": dropped,
-            "ranked": [{"adapter_id": r.adapter_id, "rank": r.rank, "score": r.score,
-                        "text_score": r.text_score, "signals": r.signals} for r in ranked],
-        }
-        if kept and self.generating:
+    def stage(self, name: str) -> None:
+        self.state.mark(name)
+
+    def reranked(self, report: Any) -> None:
+        self.state.scores = {r.adapter_id: r.score for r in report.ranked}
+        self.state.rerank = report.as_dict()
+        if report.kept and self.generating:
             self.state.mark("generating")
-        return [by_id[r.adapter_id].model_copy(update={"score": r.score}) for r in kept]
 
 
 # -- preparing a request ---------------------------------------------------------------------------
@@ -256,7 +244,7 @@ async def check_session(service: Any, session_id: str, owner: str | None) -> Non
 # -- retrieve --------------------------------------------------------------------------------------
 
 def retrieve_result(service: Any, p: Prepared, language: str) -> dict[str, Any]:
-    retriever = RerankingRetriever(p.loaded, p.state, p.top_k, generating=False)
+    retriever = p.loaded.retriever.observing(RankingSeen(p.state, generating=False))
     kept = retriever.search(p.query, top_k=p.top_k, filters=p.filters)
     cands = []
     ranked = {r["adapter_id"]: r for r in p.state.rerank.get("ranked", [])}
@@ -295,7 +283,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
     seen_events: list[Any] = []
-    turns = service.turns(p.loaded).using(retriever=RerankingRetriever(p.loaded, state, p.top_k),
+    turns = service.turns(p.loaded).using(retriever=p.loaded.retriever.observing(RankingSeen(state)),
                                           planner=p.planner, write_traces=False)
 
     async def drive() -> None:
