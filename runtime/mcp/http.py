@@ -50,7 +50,7 @@ class ServiceTurns:
         if loaded is None:
             raise MCPError(types.INTERNAL_ERROR, f"not_ready: no loaded release behind alias "
                            f"{service.settings.default_alias!r}")
-        return service.turns(loaded)
+        return service.turns(loaded, service.settings.default_alias)
 
 
 def mount(app: Any, service_of: Callable[[], Any], *, mode: str = "auto",

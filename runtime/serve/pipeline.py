@@ -16,9 +16,12 @@ every surface uses, derived for this request rather than changed:
   retrieving/reranking/generating states, the rerank report and scores of its trace);
 * the turn runs in its own task and its events are forwarded as they come (tool calls and
   evidence as they happen; the answer's deltas once the engine has checked and framed it);
-* the service is told not to write traces (``write_traces=False``): this module's writer adds the
-  serving states, the release alias, the rerank report and the public error code, and writes off
-  the event loop.
+* the turn's one trace is the engine's (runtime/turn/recording.py), in the schema every surface
+  shares; the request is told where it came from (``TraceOrigin``: surface, release alias, key
+  fingerprint) and the service leaves the trace pending (``write_traces=False``) so that the
+  server completes it with what only it knows (``RequestState.served``: its request states, the
+  rerank report, the public error code) and stores it through the server's batched writer before
+  ``completed`` is sent (``Service.write_trace``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from typing import Any
 
 from ummaya.runtime.request_context import RequestError, clean_request, detect_language
 from ummaya.runtime.events import UPSTREAM_STOPS
-from ummaya.runtime.turn import TurnRequest
+from ummaya.runtime.turn import TraceOrigin, TurnRequest
+from ummaya.runtime.turn.recording import Served
 
 from .api_errors import ApiError, error_body, provider_error
 
@@ -58,9 +62,10 @@ class ApiEvent:
 class RequestState:
     """What the serving layer knows about one request; becomes the stored trace."""
 
-    endpoint: str
+    endpoint: str  # "answer" | "retrieve"
     trace_id: str
     received_wall: datetime
+    stream: bool = False  # the client asked for SSE
     t0: float = field(default_factory=time.perf_counter)
     marks: list[tuple[str, float]] = field(default_factory=list)
     release_id: str | None = None
@@ -79,6 +84,20 @@ class RequestState:
         # elliptical request) does not enter "retrieving" again.
         if all(s != state for s, _ in self.marks):
             self.marks.append((state, time.perf_counter()))
+
+    @property
+    def surface(self) -> Any:
+        if self.endpoint == "retrieve":
+            return "http_retrieve"
+        return "http_sse" if self.stream else "http_json"
+
+    def origin(self) -> TraceOrigin:
+        return TraceOrigin(self.surface, self.release_alias, self.owner)
+
+    def served(self, events: list[Any] | None = None) -> Served:
+        """What this server adds to the request's trace (runtime/turn/recording.py)."""
+        return Served(states=self.states(), timings=self.timings(), rerank=self.rerank, error=self.error,
+                      events=[e.model_dump() for e in events or []], created_at=self.received_wall)
 
     def ms_since_start(self, t: float) -> float:
         return round((t - self.t0) * 1000, 3)
@@ -225,7 +244,8 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
         prepared.turn = TurnRequest(query, session_id=session_id, mode=mode,
                                     consents=tuple(req.consents), top_k=top_k, filters=filters,
                                     trace_id=state.trace_id, policy=req.policy,
-                                    context_budget_tokens=req.generation.context_tokens)
+                                    context_budget_tokens=req.generation.context_tokens,
+                                    origin=state.origin())
     return prepared
 
 
