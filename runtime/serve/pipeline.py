@@ -60,7 +60,8 @@ class ApiEvent:
 
 @dataclass
 class RequestState:
-    """What the serving layer knows about one request; becomes the stored trace."""
+    """What the serving layer knows about one request: its origin (``origin``) and what it adds to
+    the request's one trace (``served``, runtime/turn/recording.py)."""
 
     endpoint: str  # "answer" | "retrieve"
     trace_id: str
