@@ -10,6 +10,13 @@ A service is cheap to derive: ``using(retriever=…, planner=…)`` gives one fo
 (the server's per-request reranking retriever, the planner a request names) over the same catalog,
 dispatcher and store. Its engine is built once and kept, so sessions and consents held in memory
 (no store) last as long as the service does.
+
+One trace per turn (runtime/turn/recording.py): the engine builds it, in one schema whatever the
+surface (the request's ``TraceOrigin`` says which), and stores it before the turn's ``stop`` —
+through ``trace_writer`` (the server's batched writer) when the service has one, else straight into
+the store. A server that adds what it knows around the turn (its request states, public error
+code) derives a service with ``write_traces=False``, completes the pending trace
+(``TurnResult.trace``) and stores it with ``commit`` / ``commit_nowait`` — the same sink.
 """
 
 from __future__ import annotations
@@ -25,15 +32,17 @@ from ummaya.model.manifest import Manifest
 
 from .catalog import Catalog
 from .events import Event
-from .turn import TurnEngine, TurnRequest, TurnResult
-from .turn.values import CallEnd
+from .turn import TraceOrigin, TurnEngine, TurnRequest, TurnResult
+from .turn.recording import PendingTrace, Served
+from .turn.values import MCP_TOOL, CallEnd
 
 
 @dataclass
 class TurnService:
     """A compiled catalog with what a turn runs on: retriever, dispatcher, planner, store, the
-    retention policy and the clock (None = the wall clock). ``write_traces=False``: the caller
-    writes a richer trace itself (the server adds its serving states and public error code)."""
+    retention policy and the clock (None = the wall clock). ``trace_writer``: the server's batched
+    trace writer (None: traces go straight into the store). ``write_traces=False``: the caller
+    completes each turn's pending trace and stores it with ``commit`` (the server)."""
 
     catalog: Catalog
     retriever: Any
@@ -44,29 +53,38 @@ class TurnService:
     clock: Callable[[], Any] | None = None
     widen_providers: int = 2
     write_traces: bool = True
+    trace_writer: Any = None
+    release_alias: str | None = None
 
     @classmethod
     def load(cls, generated: Path | None = None, *, planner: Any = "offline", store: Any = "default",
              catalog: Catalog | None = None, retriever: Any = None, dispatcher: Any = None,
-             retention: Any = None, clock: Any = None) -> TurnService:
+             retention: Any = None, clock: Any = None, policy: Any = None, rerank: bool = True) -> TurnService:
         """The defaults every local surface shares: the catalog under ``generated`` (or the one
-        given), its retriever, a dispatcher on ``clock``, SQLite in the state folder
-        (``store="default"``; None keeps sessions in memory), the deployment's retention policy
-        and the named planner (``"offline"``, ``"openai"``) or a planner object."""
+        given), the retriever ``policy`` describes (default: the policy a release is published
+        with, runtime/retrieve/policy.py), reranked and cut to that policy's budget as the server
+        ranks (``rerank=False``: the retriever's own order, for retrieval measurements), a
+        dispatcher on ``clock``, SQLite in the state folder (``store="default"``; None keeps
+        sessions in memory), the deployment's retention policy and the named planner
+        (``"offline"``, ``"openai"``) or a planner object."""
         from .assemble import make_planner, planner_named
         from .dispatch import Dispatcher
-        from .retrieve import Retriever
+        from .retrieve.policy import RetrievalPolicy
         from .store import open_store
         from .store.records import RetentionPolicy
 
         catalog = catalog or Catalog.load(generated)
-        retriever = retriever or Retriever.load(catalog.root, catalog=catalog)
+        policy = policy or RetrievalPolicy()
+        retriever = retriever or policy.retriever(catalog.root, catalog=catalog)
+        if rerank:
+            retriever = reranked(retriever, catalog, policy)
         dispatcher = dispatcher or (Dispatcher(catalog, clock=clock) if clock is not None else Dispatcher(catalog))
         if store == "default":
             store = open_store(None)
         planner_obj = make_planner(planner_named(planner), clock=clock) if isinstance(planner, str) else planner
         return cls(catalog, retriever, dispatcher, planner_obj, store=store,
-                   retention=retention or RetentionPolicy.from_env(), clock=clock)
+                   retention=retention or RetentionPolicy.from_env(), clock=clock,
+                   widen_providers=policy.rerank.widen)
 
     def using(self, **changes: Any) -> TurnService:
         """The same service with some parts swapped (a request's retriever or planner)."""
@@ -76,7 +94,8 @@ class TurnService:
     def engine(self) -> TurnEngine:
         return TurnEngine(self.catalog, self.retriever, self.dispatcher, self.planner, store=self.store,
                           retention=self.retention, widen_providers=self.widen_providers,
-                          write_traces=self.write_traces, clock=self.clock)
+                          write_traces=self.write_traces, trace_writer=self.trace_writer,
+                          release_alias=self.release_alias, clock=self.clock)
 
     # -- a turn ---------------------------------------------------------------------------------
     def stream(self, request: TurnRequest,
@@ -87,18 +106,30 @@ class TurnService:
         return self.engine.run(request, sink=sink)
 
     async def answer(self, request: TurnRequest) -> TurnResult:
-        """The whole turn: its typed outcome (the trace is written as the turn ends)."""
+        """The whole turn: its typed outcome (its trace is stored by the time it returns)."""
         return await self.engine.ask(request)
+
+    # -- the trace ------------------------------------------------------------------------------
+    async def commit(self, pending: PendingTrace, served: Served | None = None) -> bool:
+        """Store a pending trace, completed with what a server saw (``served``), and wait for its
+        commit; False (logged) when the store could not keep it."""
+        return await self.engine.traces.commit(pending, served)
+
+    def commit_nowait(self, pending: PendingTrace, served: Served | None = None) -> None:
+        """Store a pending trace without waiting (a client that left mid-turn)."""
+        self.engine.traces.commit_nowait(pending, served)
 
     # -- one adapter call (MCP) ---------------------------------------------------------------------
     async def call_adapter(self, m: Manifest, arguments: dict[str, Any], *, session_id: str, mode: Any,
                            request: str, citizen_texts: list[str], planner: str,
-                           render: Callable[[CallEnd], str], language: Literal["ko", "en"] = "ko") -> CallEnd:
+                           render: Callable[[CallEnd], str], language: Literal["ko", "en"] = "ko",
+                           origin: TraceOrigin = MCP_TOOL) -> CallEnd:
         """One call the planner did not propose, through the turn's own stages
         (``TurnEngine.call_adapter``); ``render`` writes the text the trace keeps as the answer."""
         end, _turn = await self.engine.call_adapter(
             m, arguments, session_id=session_id, mode=mode, request=request,
-            citizen_texts=citizen_texts, planner=planner, render=render, language=language)
+            citizen_texts=citizen_texts, planner=planner, render=render, language=language,
+            origin=origin)
         return end
 
     def grant(self, session_id: str, m: Manifest) -> str:
@@ -107,3 +138,22 @@ class TurnService:
 
     def resolve_tier(self, adapter_id: str, mode: Any) -> str:
         return self.dispatcher.resolve_tier(adapter_id, mode)
+
+
+def rerank_facts(catalog: Catalog) -> dict[str, Any]:
+    """What reranking reads of every adapter of ``catalog``, by id: its primitive, tier, slots and
+    the size of the tool schema the planner is shown (runtime/retrieve/rerank.py)."""
+    from .plan.openai_tools import tool_for
+    from .retrieve.rerank import catalog_facts
+
+    return catalog_facts(catalog.adapters.values(), tool_for)
+
+
+def reranked(retriever: Any, catalog: Catalog, policy: Any) -> Any:
+    """``retriever`` reranked by ``catalog``'s adapters and cut to ``policy``'s budget — the one
+    ranking of every surface (a retriever that already is one is kept as it is)."""
+    from .retrieve.rerank import RerankingRetriever
+
+    if isinstance(retriever, RerankingRetriever):
+        return retriever
+    return RerankingRetriever(retriever, rerank_facts(catalog), policy.rerank)

@@ -36,24 +36,21 @@ def security_settings(env: dict[str, str] | None = None) -> TransportSecuritySet
 
 
 class ServiceTurns:
-    """The serving app's active release as a turn service, derived per call (cheap) so that
-    retrieval goes through the same rerank and tool budget as ``/v1/answer``."""
+    """The serving app's active release as a turn service: its retriever is reranked to the
+    release's policy when the release is loaded, so retrieval goes through the same rerank and
+    tool budget as ``/v1/answer`` and every other surface."""
 
     def __init__(self, service_of: Callable[[], Any]):
         self.service_of = service_of
 
     def __call__(self) -> TurnService:
-        from ummaya.runtime.serve.pipeline import RequestState, RerankingRetriever
-        from ummaya.runtime.store.records import new_trace_id, utcnow
-
         service = self.service_of()
         release = service.store.resolve(service.settings.default_alias)
         loaded = service.releases.loaded(release.release_id) if release is not None else None
         if loaded is None:
             raise MCPError(types.INTERNAL_ERROR, f"not_ready: no loaded release behind alias "
                            f"{service.settings.default_alias!r}")
-        state = RequestState("mcp", new_trace_id(), utcnow())  # rerank bookkeeping only
-        return service.turns(loaded).using(retriever=RerankingRetriever(loaded, state, loaded.policy.default_top_k))
+        return service.turns(loaded, service.settings.default_alias)
 
 
 def mount(app: Any, service_of: Callable[[], Any], *, mode: str = "auto",

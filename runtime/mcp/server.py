@@ -36,7 +36,7 @@ from ummaya.model.manifest import Manifest
 from ..request_context import RequestError
 from ..events import UPSTREAM_STOPS
 from ..service import TurnService
-from ..turn import TurnRequest
+from ..turn import TraceOrigin, TurnRequest
 from ..turn.values import CallEnd
 from . import elicitation
 from .tool_specs import (
@@ -185,7 +185,8 @@ class ToolRunner:
         # personal data may go). Korean first: the request is a tool call, not a sentence.
         await service.call_adapter(m, args, session_id=session_id, mode=self.backend.mode,
                                   request=f"mcp tools/call {m.id}", planner="mcp", render=render,
-                                  citizen_texts=[json.dumps(args, ensure_ascii=False)], language="ko")
+                                  citizen_texts=[json.dumps(args, ensure_ascii=False)], language="ko",
+                                  origin=TraceOrigin("mcp_tool"))
         return Outcome(outcome[0], blocked[0])
 
     def _render(self, m: Manifest, end: CallEnd) -> tuple[str, types.CallToolResult, Manifest | None]:
@@ -226,7 +227,9 @@ class ToolRunner:
             return Outcome(error_result("invalid_arguments", "; ".join(problems)))
         try:
             r = await service.answer(TurnRequest(args["query"], session_id=session_id, mode=self.backend.mode,
-                                             context_budget_tokens=args.get("context_tokens")))
+                                             policy=args.get("policy"),
+                                             context_budget_tokens=args.get("context_tokens"),
+                                             origin=TraceOrigin("mcp_ask")))
         except RequestError as exc:
             return Outcome(error_result(exc.code, exc.message))
         structured = {

@@ -108,6 +108,11 @@ ASK_INPUT: dict[str, Any] = {
                                       "earlier ask returned, to continue that conversation where the "
                                       "transport keeps none (stateless HTTP). Omit it to start one; "
                                       "an id this server did not issue is refused (session_not_found)"},
+        "policy": {"enum": ["default", "lookup_only"],
+                   "description": "세션 정책 (lookup_only: 보호된 확인·신청으로 넘어가지 않음) / the "
+                                  "session's policy mode, as the HTTP API's `policy`: lookup_only "
+                                  "never goes on into a protected check or submission (default: the "
+                                  "session's current mode, else default)"},
         "context_tokens": {"type": "integer", "minimum": 256, "maximum": 10000000,
                            "description": "모델 문맥 크기(토큰) / the planning model's context in tokens: the "
                                           "whole prompt plus the reply must fit (default: the server's)"},

@@ -148,6 +148,11 @@ class Service:
         from ummaya.runtime.store.trace_writer import TraceWriter
 
         self.traces = TraceWriter(self.store)  # its thread starts on the first trace
+        from ummaya.runtime.turn.recording import TraceSink
+
+        # Every trace this server stores goes through the writer: the pipeline's, and the turns'
+        # of MCP over HTTP (``turns`` hands the writer to their engine).
+        self.trace_sink = TraceSink(self.store, settings.retention, self.traces)
 
     # -- start-up
     def startup(self) -> None:
@@ -179,15 +184,17 @@ class Service:
         return release, True
 
     # -- the turn service of a release
-    def turns(self, loaded: Any) -> Any:
-        """The release's ``TurnService`` (runtime/service.py) on this server's store and retention
-        policy, with the offline planner; a request derives its own with ``using`` (its reranking
-        retriever, the planner it names)."""
+    def turns(self, loaded: Any, alias: str | None = None) -> Any:
+        """The release's ``TurnService`` (runtime/service.py) on this server's store, retention
+        policy and trace writer, with the offline planner; a request derives its own with
+        ``using`` (its reranking retriever, the planner it names). ``alias``: the alias the release
+        was resolved through, for traces whose request does not say."""
         from ummaya.runtime.service import TurnService
 
         return TurnService(loaded.catalog, loaded.retriever, loaded.dispatcher, self.planner_for(M.Generation()),
                            store=self.store, retention=self.settings.retention,
-                           widen_providers=loaded.policy.rerank.widen)
+                           widen_providers=loaded.policy.rerank.widen, trace_writer=self.traces,
+                           release_alias=alias)
 
     # -- planners
     def planner_for(self, gen: M.Generation) -> Any:
@@ -226,71 +233,28 @@ class Service:
         return planner
 
     # -- traces
-    def _trace(self, state: RequestState, result: Any, events: list[Any]) -> Trace:
-        meta: dict[str, Any] = {"endpoint": state.endpoint, "rerank": state.rerank}
-        if state.error:
-            meta["error"] = state.error
-        calls: list[dict[str, Any]] = []
-        answer = None
-        if result is not None:
-            meta.update({"candidates": result.candidates, "usage": result.usage,
-                         "language": result.language, "layer": result.layer,
-                         "grounded": result.grounded, "removed_claims": result.removed_claims})
-            calls, answer = result.calls, result.answer
-        return Trace(
-            trace_id=state.trace_id, created_at=state.received_wall, release_id=state.release_id,
-            release_alias=state.release_alias,
-            session_id=(result.session_id if result is not None else state.session_id),
-            stop_reason=(result.stop_reason if result is not None else None),
-            states=state.states(), timings=state.timings(), request_text=state.query,
-            answer_text=answer, events=[e.model_dump() for e in events], calls=calls, meta=meta,
-            owner=state.owner,
-        )
+    def _pending(self, state: RequestState, result: Any) -> Any:
+        """The request's one trace: its turn's (built by the engine), or — refused before its turn,
+        or a turn that never finished — the same record with no turn in it."""
+        if result is not None and result.trace is not None:
+            return result.trace
+        from ummaya.runtime.turn.recording import PendingTrace
 
-    def _trace_job(self, state: RequestState, result: Any, events: list[Any]) -> Any:
-        """Run on the trace writer's thread: the trace and the turn's personal values."""
-        personal: list[Any] = []
-        loaded = self.releases.loaded(state.release_id) if state.release_id else None
-        if result is not None and loaded is not None:
-            from ummaya.runtime.turn.engine import turn_personal_values
+        return PendingTrace(state.trace_id, state.origin(), state.received_wall, state.query,
+                            release_id=state.release_id, session_id=state.session_id)
 
-            personal = turn_personal_values(result, loaded.catalog)
-        return self._trace(state, result, events), self.settings.retention, personal
-
-    def _submit_trace(self, state: RequestState, result: Any, events: list[Any] | None) -> Any:
-        events = list(events or [])
-        return self.traces.submit(lambda: self._trace_job(state, result, events))
-
-    @staticmethod
-    def _not_stored(state: RequestState, exc: BaseException) -> None:
-        # a trace must never turn an answer into a failure … and the answer must not claim one
-        state.trace_stored = False
-        code = getattr(exc, "code", None)
-        if code:
-            log.error("trace %s not stored: %s", state.trace_id, code)
-        else:
-            log.error("could not store trace %s", state.trace_id, exc_info=exc)
+    async def write_trace(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
+        """Complete the request's trace with what the server saw and wait for its batch to commit
+        (the event loop runs on meanwhile): an answer is sent as completed only with its trace
+        stored, or saying it was not."""
+        if not await self.trace_sink.commit(self._pending(state, result), state.served(events)):
+            # a trace must never turn an answer into a failure … and the answer must not claim one
+            state.trace_stored = False
 
     def write_trace_sync(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
         """Queue the trace without waiting (a client that left: no answer is sent as completed).
         Written by the trace writer's thread; drained on shutdown."""
-        fut = self._submit_trace(state, result, events)
-
-        def logged(f: Any) -> None:
-            exc = f.exception()
-            if exc is not None:
-                self._not_stored(state, exc)
-
-        fut.add_done_callback(logged)
-
-    async def write_trace(self, state: RequestState, result: Any = None, events: list[Any] | None = None) -> None:
-        """Queue the trace and wait for its batch to commit (the event loop runs on meanwhile):
-        an answer is sent as completed only with its trace stored, or saying it was not."""
-        fut = self._submit_trace(state, result, events)
-        try:
-            await asyncio.wrap_future(fut)
-        except Exception as exc:
-            self._not_stored(state, exc)
+        self.trace_sink.commit_nowait(self._pending(state, result), state.served(events))
 
     def close(self) -> None:
         """Shutdown: every queued trace is written before the store closes."""
@@ -498,7 +462,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
         service = getattr(request.app.state, "service", None)
         if service is not None and request.url.path in ("/v1/answer", "/v1/retrieve"):
             if state is None:
-                state = RequestState(request.url.path.rsplit("/", 1)[-1], trace_id, utcnow())
+                state = RequestState(request.url.path.rsplit("/", 1)[-1], trace_id, utcnow(), stream=stream)
                 state.owner = caller(request.scope)
                 state.mark("received")
             state.error = {"code": code, "message": message}
@@ -626,7 +590,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
               responses={200: sse_doc, **errors})
     async def retrieve(request: Request, body: M.RetrieveRequest) -> Any:
         service = svc(request)
-        state = RequestState("retrieve", new_trace_id(), utcnow())
+        state = RequestState("retrieve", new_trace_id(), utcnow(), stream=body.stream)
         state.owner = caller(request.scope)
         state.mark("received")
         try:
@@ -648,7 +612,7 @@ def create_app(settings: ServeSettings | None = None, *, store: Any = None,
               responses={200: sse_doc, **errors})
     async def answer(request: Request, body: M.AnswerRequest) -> Any:
         service = svc(request)
-        state = RequestState("answer", new_trace_id(), utcnow())
+        state = RequestState("answer", new_trace_id(), utcnow(), stream=body.stream)
         state.owner = caller(request.scope)
         state.mark("received")
         try:

@@ -11,13 +11,17 @@ folds the same events (answer = the concatenated deltas), so the two cannot disa
 The turn runs on the release's ``TurnService`` (runtime/service.py, ``Service.turns``), the one
 every surface uses, derived for this request rather than changed:
 
-* a per-request retriever wrapper asks the release's retriever for the rerank *pool*, reranks it
-  and applies the budget (rerank.py), and records the retrieving/reranking/generating states;
+* the release's retriever is already reranked as every surface's is (runtime/retrieve/rerank.py,
+  wrapped when the release is loaded); the request only observes it (``RankingSeen``: the
+  retrieving/reranking/generating states, the rerank report and scores of its trace);
 * the turn runs in its own task and its events are forwarded as they come (tool calls and
   evidence as they happen; the answer's deltas once the engine has checked and framed it);
-* the service is told not to write traces (``write_traces=False``): this module's writer adds the
-  serving states, the release alias, the rerank report and the public error code, and writes off
-  the event loop.
+* the turn's one trace is the engine's (runtime/turn/recording.py), in the schema every surface
+  shares; the request is told where it came from (``TraceOrigin``: surface, release alias, key
+  fingerprint) and the service leaves the trace pending (``write_traces=False``) so that the
+  server completes it with what only it knows (``RequestState.served``: its request states, the
+  rerank report, the public error code) and stores it through the server's batched writer before
+  ``completed`` is sent (``Service.write_trace``).
 """
 
 from __future__ import annotations
@@ -33,10 +37,10 @@ from typing import Any
 
 from ummaya.runtime.request_context import RequestError, clean_request, detect_language
 from ummaya.runtime.events import UPSTREAM_STOPS
-from ummaya.runtime.turn import TurnRequest
+from ummaya.runtime.turn import TraceOrigin, TurnRequest
+from ummaya.runtime.turn.recording import Served
 
 from .api_errors import ApiError, error_body, provider_error
-from .rerank import apply_budget, rerank
 
 log = logging.getLogger("ummaya.serve")
 
@@ -56,11 +60,13 @@ class ApiEvent:
 
 @dataclass
 class RequestState:
-    """What the serving layer knows about one request; becomes the stored trace."""
+    """What the serving layer knows about one request: its origin (``origin``) and what it adds to
+    the request's one trace (``served``, runtime/turn/recording.py)."""
 
-    endpoint: str
+    endpoint: str  # "answer" | "retrieve"
     trace_id: str
     received_wall: datetime
+    stream: bool = False  # the client asked for SSE
     t0: float = field(default_factory=time.perf_counter)
     marks: list[tuple[str, float]] = field(default_factory=list)
     release_id: str | None = None
@@ -79,6 +85,20 @@ class RequestState:
         # elliptical request) does not enter "retrieving" again.
         if all(s != state for s, _ in self.marks):
             self.marks.append((state, time.perf_counter()))
+
+    @property
+    def surface(self) -> Any:
+        if self.endpoint == "retrieve":
+            return "http_retrieve"
+        return "http_sse" if self.stream else "http_json"
+
+    def origin(self) -> TraceOrigin:
+        return TraceOrigin(self.surface, self.release_alias, self.owner)
+
+    def served(self, events: list[Any] | None = None) -> Served:
+        """What this server adds to the request's trace (runtime/turn/recording.py)."""
+        return Served(states=self.states(), timings=self.timings(), rerank=self.rerank, error=self.error,
+                      events=[e.model_dump() for e in events or []], created_at=self.received_wall)
 
     def ms_since_start(self, t: float) -> float:
         return round((t - self.t0) * 1000, 3)
@@ -120,34 +140,22 @@ class Prepared:
 
 # -- the engine, wrapped ---------------------------------------------------------------------------
 
-class RerankingRetriever:
-    """The release's retriever, asked for the rerank pool, reranked, and cut to the budget."""
+class RankingSeen:
+    """What a request's states and trace see of the release's ranking (runtime/retrieve/rerank.py
+    ``RerankingRetriever``): the retrieving and reranking states, the rerank report and the
+    reranked scores evidence is ordered by. It only observes: the ranking is every surface's."""
 
-    def __init__(self, loaded: Any, state: RequestState, top_k: int, *, generating: bool = True):
-        self.loaded, self.state, self.top_k = loaded, state, top_k
-        self.generating = generating
+    def __init__(self, state: RequestState, *, generating: bool = True):
+        self.state, self.generating = state, generating
 
-    def search(self, query: str, *, top_k: int = 5, filters: dict | None = None,
-               context_slots: frozenset[str] = frozenset()) -> list[Any]:
-        self.state.mark("retrieving")
-        budget = self.loaded.policy.rerank
-        pool = self.loaded.retriever.search(query, top_k=max(budget.pool, self.top_k),
-                                            filters=filters, context_slots=context_slots)
-        self.state.mark("reranking")
-        by_id = {c.adapter_id: c for c in pool}
-        ranked = rerank(query, [c.model_dump() for c in pool], self.loaded.facts, frozenset(context_slots))
-        kept, dropped = apply_budget(ranked, self.loaded.facts, top_k=self.top_k,
-                                     max_candidates=budget.max_candidates,
-                                     max_tool_tokens=budget.max_tool_tokens)
-        self.state.scores = {r.adapter_id: r.score for r in ranked}
-        self.state.rerank = {
-            "pool": len(pool), "kept": [r.adapter_id for r in kept], "dropped": dropped,
-            "ranked": [{"adapter_id": r.adapter_id, "rank": r.rank, "score": r.score,
-                        "text_score": r.text_score, "signals": r.signals} for r in ranked],
-        }
-        if kept and self.generating:
+    def stage(self, name: str) -> None:
+        self.state.mark(name)
+
+    def reranked(self, report: Any) -> None:
+        self.state.scores = {r.adapter_id: r.score for r in report.ranked}
+        self.state.rerank = report.as_dict()
+        if report.kept and self.generating:
             self.state.mark("generating")
-        return [by_id[r.adapter_id].model_copy(update={"score": r.score}) for r in kept]
 
 
 # -- preparing a request ---------------------------------------------------------------------------
@@ -237,7 +245,8 @@ async def prepare(service: Any, req: Any, state: RequestState, *, answer: bool) 
         prepared.turn = TurnRequest(query, session_id=session_id, mode=mode,
                                     consents=tuple(req.consents), top_k=top_k, filters=filters,
                                     trace_id=state.trace_id, policy=req.policy,
-                                    context_budget_tokens=req.generation.context_tokens)
+                                    context_budget_tokens=req.generation.context_tokens,
+                                    origin=state.origin())
     return prepared
 
 
@@ -256,7 +265,7 @@ async def check_session(service: Any, session_id: str, owner: str | None) -> Non
 # -- retrieve --------------------------------------------------------------------------------------
 
 def retrieve_result(service: Any, p: Prepared, language: str) -> dict[str, Any]:
-    retriever = RerankingRetriever(p.loaded, p.state, p.top_k, generating=False)
+    retriever = p.loaded.retriever.observing(RankingSeen(p.state, generating=False))
     kept = retriever.search(p.query, top_k=p.top_k, filters=p.filters)
     cands = []
     ranked = {r["adapter_id"]: r for r in p.state.rerank.get("ranked", [])}
@@ -295,7 +304,7 @@ async def answer_events(service: Any, p: Prepared, *, live: bool = True) -> Asyn
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     results: list[Any] = []
     seen_events: list[Any] = []
-    turns = service.turns(p.loaded).using(retriever=RerankingRetriever(p.loaded, state, p.top_k),
+    turns = service.turns(p.loaded).using(retriever=p.loaded.retriever.observing(RankingSeen(state)),
                                           planner=p.planner, write_traces=False)
 
     async def drive() -> None:

@@ -208,7 +208,7 @@ class ReleaseCache:
         from ummaya.runtime.catalog import Catalog
         from ummaya.runtime.dispatch import Dispatcher
 
-        from .rerank import facts_for
+        from ummaya.runtime.service import reranked
 
         try:
             policy = RetrievalPolicy.model_validate(release.retrieval_policy or {})
@@ -237,7 +237,9 @@ class ReleaseCache:
                     shutil.rmtree(tmp, ignore_errors=True)
         catalog = Catalog.load(folder)
         try:
-            retriever = policy.retriever(folder, catalog=catalog)
+            # Reranked as every surface ranks (runtime/service.py ``reranked``): the server only
+            # observes the ranking of a request, it never makes one of its own.
+            retriever = reranked(policy.retriever(folder, catalog=catalog), catalog, policy)
         except PolicyUnavailable as exc:
             raise ApiError("release_unavailable", f"release {release.release_id}: {exc}") from None
         dispatcher = (self.dispatcher_factory or Dispatcher)(catalog)
@@ -247,4 +249,4 @@ class ReleaseCache:
 
         topic_vocabulary(catalog)
         return LoadedRelease(release.release_id, policy, catalog, retriever, dispatcher, folder,
-                             {m.id: facts_for(m) for m in catalog.adapters.values()})
+                             dict(retriever.facts))

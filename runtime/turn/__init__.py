@@ -4,6 +4,6 @@ stages pass each other). ``TurnEngine``, ``TurnRequest`` and ``TurnResult`` are 
 from .answer import chunks as _chunks
 from .context import retrieval_view
 from .engine import TurnEngine
-from .values import Stop, TurnContext, TurnRequest, TurnResult
+from .values import Stop, TraceOrigin, TurnContext, TurnRequest, TurnResult
 
-__all__ = ["TurnEngine", "TurnRequest", "TurnResult", "TurnContext", "Stop", "retrieval_view", "_chunks"]
+__all__ = ["TurnEngine", "TurnRequest", "TurnResult", "TraceOrigin", "TurnContext", "Stop", "retrieval_view", "_chunks"]

@@ -35,16 +35,19 @@ from .log import TurnLog
 from .plan import plan_step
 from .project import compact, project
 from .provenance import ArgumentProvenance
+from .recording import PendingTrace, TraceSink
 from .retrieve import retrieve, widen
 from .scope import check_scope
 from .validate import repair_budget_left, repair_or_stop, show_refused, validate
 from .values import (
     ArgumentCheck,
     CallEnd,
+    MCP_TOOL,
     CheckInput,
     Mode,
     Refusal,
     Stop,
+    TraceOrigin,
     TurnContext,
     TurnRequest,
     TurnResult,
@@ -81,12 +84,18 @@ class TurnEngine:
         retention: Any = None,
         widen_providers: int = 2,
         write_traces: bool = True,
+        trace_writer: Any = None,
+        release_alias: str | None = None,
         argument_checks: Sequence[ArgumentCheck] | None = None,
         deadline_s: float | None = None,
         clock: Callable[[], Any] | None = None,
     ):
-        """``write_traces=False``: a caller that writes richer traces itself (the server adds its
-        request states, release alias and public error code) keeps the engine from writing one.
+        """Every turn's trace is built here (recording.py) and stored before its ``stop`` event
+        is yielded: through ``trace_writer`` (the server's batched writer) when given, else straight
+        into ``store``. ``write_traces=False``: the engine leaves the trace pending on the result
+        (``TurnResult.trace``) for a caller that completes it with what it knows (the server's
+        request states and public error code) and stores it through the same sink (``traces``).
+        ``release_alias``: the alias this engine's release was resolved through, for its traces.
         ``argument_checks``: run between validate and gate, in order, after argument provenance
         and chained-argument provenance, which always run (checks.py, provenance.py, chained.py)."""
         self.catalog = catalog
@@ -98,6 +107,8 @@ class TurnEngine:
         self.consents: ConsentBook = store if store is not None else MemoryConsentBook()
         self.widen_providers = widen_providers
         self.write_traces = write_traces
+        self.traces = TraceSink(store, retention, trace_writer)
+        self.release_alias = release_alias
         self.argument_checks: list[ArgumentCheck] = [ArgumentProvenance(), ChainedProvenance(),
                                                      *(argument_checks or ())]
         self.deadline_s = deadline_s
@@ -181,7 +192,8 @@ class TurnEngine:
 
     async def call_adapter(self, m: Manifest, arguments: dict[str, Any], *, session_id: str, mode: Mode,
                            request: str, citizen_texts: list[str], planner: str,
-                           render: Callable[[CallEnd], str], language: Literal["ko", "en"] = "ko") -> tuple[CallEnd, TurnResult]:
+                           render: Callable[[CallEnd], str], language: Literal["ko", "en"] = "ko",
+                           origin: TraceOrigin = MCP_TOOL) -> tuple[CallEnd, TurnResult]:
         """One call proposed by someone other than the planner (an MCP host), through the turn's
         own stages: validate → argument checks (the personal-data guard first) → gate → dispatch →
         project, logged as a turn and stored by this engine's trace writer. ``citizen_texts`` are
@@ -233,10 +245,9 @@ class TurnEngine:
                        "status": e.status, "citation": e.citation, "freshness": e.freshness,
                        "summary": e.summary} for _, e in st.evidence],
             events=log.events)
-        try:
-            self._save_trace(turn, request, log.states, time.perf_counter() - t0)
-        except Exception:  # a trace must never turn a result into a failure
-            _log.exception("could not store trace %s", ctx.trace_id)
+        turn.trace = self._pending(turn, origin, request, ctx, log, t0)
+        if self.write_traces:
+            await self.traces.commit(turn.trace)
         return end, turn
 
     async def run(
@@ -416,7 +427,9 @@ class TurnEngine:
             candidates=cands.ranked if cands is not None else [], usage=st.usage, events=log.events, error=error,
             grounded=st.grounded, removed_claims=st.removed,
         )
-        self._save_trace(result, query, log.states, time.perf_counter() - t0)
+        result.trace = self._pending(result, req.origin, query, ctx, log, t0)
+        if self.write_traces:  # stored before the stop is yielded: no surface renders it sooner
+            await self.traces.commit(result.trace)
         if sink:
             sink(result)
         yield stop_event
@@ -502,31 +515,12 @@ class TurnEngine:
     def _widen(self, cands: list[Manifest]) -> list[Manifest]:
         return widen(self.catalog, cands, self.widen_providers)
 
-    def _save_trace(self, r: TurnResult, query: str, states: list[dict[str, Any]], seconds: float) -> None:
-        if self.store is None or not self.write_traces:
-            return
-        from datetime import timedelta
-
-        from ..store.records import Trace, utcnow
-
-        start = utcnow() - timedelta(seconds=seconds)
-        trace = Trace(
-            trace_id=r.trace_id, created_at=start, release_id=r.release_id, session_id=r.session_id,
-            stop_reason=r.stop_reason, state=states[-1]["state"],
-            states=[{"state": s["state"], "at": (start + timedelta(milliseconds=s["t_ms"])).isoformat()} for s in states],
-            timings={"total_ms": round(seconds * 1000, 3)}, request_text=query, answer_text=r.answer,
-            events=[e.model_dump() for e in r.events], calls=r.calls,
-            meta={"candidates": r.candidates, "usage": r.usage, "language": r.language, "layer": r.layer,
-                  "grounded": r.grounded, "removed_claims": r.removed_claims},
-        )
-        from ..store.records import StoreFault
-
-        try:
-            self.store.put_trace(trace, self.retention, personal=turn_personal_values(r, self.catalog))
-        except StoreFault as exc:  # the answer stands; nothing claims the trace was stored
-            r.trace_stored = False
-            _log.warning("trace %s not stored (%s)", r.trace_id, exc.code)
-
+    def _pending(self, r: TurnResult, origin: TraceOrigin, query: str, ctx: TurnContext, log: TurnLog,
+                 t0: float) -> PendingTrace:
+        if origin.release_alias is None and self.release_alias is not None:
+            origin = TraceOrigin(origin.surface, self.release_alias, origin.owner)
+        return PendingTrace.of_turn(r, origin=origin, query=query, policy=ctx.policy, states=log.states,
+                                    seconds=time.perf_counter() - t0, catalog=self.catalog)
 
 def _locating_is_the_request(manifests: list[Manifest], ctx: TurnContext) -> bool:
     """The best candidate is a locate step and the request does not anchor on a place to look

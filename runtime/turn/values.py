@@ -21,6 +21,24 @@ from ..events import Event
 from ..plan.protocol import Action, Evidence, ToolCall
 
 Mode = Literal["auto", "live", "mock"]
+# Which surface a turn came through; it is kept in the turn's trace (runtime/turn/recording.py).
+Surface = Literal["cli_ask", "cli_chat", "http_json", "http_sse", "http_retrieve", "mcp_ask", "mcp_tool",
+                  "library"]
+
+
+@dataclass(frozen=True)
+class TraceOrigin:
+    """What the surface knows of a request before its turn, for the one trace schema: the surface,
+    the release alias it was resolved through, the caller's API key fingerprint (never the key).
+    The request's id is ``TurnRequest.trace_id``."""
+
+    surface: Surface = "library"
+    release_alias: str | None = None
+    owner: str | None = None
+
+
+# What an adapter call an MCP host proposed (``TurnEngine.call_adapter``) comes from by default.
+MCP_TOOL = TraceOrigin("mcp_tool")
 
 
 @dataclass
@@ -46,6 +64,8 @@ class TurnRequest:
     deadline_s: float | None = None
     # The session's policy mode (default | lookup_only); None keeps the session's current one.
     policy: Policy | None = None
+    # Where the request came from (the trace's surface, release alias, owner).
+    origin: TraceOrigin = TraceOrigin()
 
 
 @dataclass
@@ -68,6 +88,9 @@ class TurnResult:
     grounded: bool = True
     removed_claims: list[dict[str, Any]] = field(default_factory=list)
     trace_stored: bool = True  # False when the store could not keep the trace (store_full …)
+    # The turn's trace (recording.PendingTrace), built by the engine as the turn ends; stored by
+    # then unless the engine was told not to (``write_traces=False``: the server completes it).
+    trace: Any = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,6 +1,7 @@
-"""S03: rerank by non-text signals with stable ranks (ties by id) and a budget on what reaches the
-planner. Golden cases over fixed candidate pools (independent of the growing registry), plus the
-same properties checked end to end on the real build."""
+"""S03: one order of the retrieval pool with stable ranks (ties by id) and a budget on what reaches
+the planner. The order is the retriever's score, whose signals (intent, tier, known slots) are not
+counted a second time. Golden cases over fixed candidate pools (independent of the growing
+registry), plus the same properties checked end to end on the real build."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ummaya.runtime.serve.rerank import AdapterFacts, apply_budget, rerank
+from ummaya.runtime.retrieve.rerank import AdapterFacts, apply_budget, rerank
 
 GOLDEN = Path(__file__).parent / "golden" / "rerank.json"
 
@@ -30,29 +31,30 @@ FACTS = {f.adapter_id: f for f in [
 ]}
 
 
-def cand(aid: str, text: float) -> dict[str, Any]:
+def cand(aid: str, score: float, text: float | None = None) -> dict[str, Any]:
+    """A retriever candidate: ``score`` is the retriever's (text × its signals)."""
     f = FACTS[aid]
-    return {"adapter_id": aid, "primitive": f.primitive, "tier": f.tier, "score": text * 1.3,
-            "text_score": text, "domain": "x", "agency": "X"}
+    return {"adapter_id": aid, "primitive": f.primitive, "tier": f.tier, "score": score,
+            "text_score": score / 1.3 if text is None else text, "domain": "x", "agency": "X"}
 
 
 CASES: list[dict[str, Any]] = [
-    {"name": "text order; requires nobody in the pool provides are demoted",
+    {"name": "the retriever's order; requires nobody in the pool provides are not demoted (the turn widens from the catalog)",
      "query": "응급실 병상", "pool": [("er_beds", 9.0), ("er_rooms", 8.0), ("pharmacies", 1.0)]},
-    {"name": "near → find/locate intent lifts them over a stronger text match",
+    {"name": "근처 moves nothing: the retriever's score already weighed the cue",
      "query": "근처 자동차 과태료 약국", "pool": [("fine_payment", 10.0), ("pharmacies", 9.0), ("place_search", 3.0)]},
-    {"name": "pay → send intent; the send adapter whose requires cannot be filled loses to the handoff",
+    {"name": "납부 moves nothing: equal scores are ordered by id, whatever the tier",
      "query": "과태료 납부", "pool": [("fine_payment", 5.0), ("fine_payment_h", 5.0), ("er_beds", 5.5)]},
-    {"name": "known coordinates: requires satisfied is boosted, re-locating is demoted",
+    {"name": "known slots move nothing here: the retriever weighed the context",
      "query": "응급실 약국", "context": ["latitude", "longitude", "place"],
      "pool": [("place_search", 10.0), ("er_rooms", 9.5), ("pharmacies", 9.4)]},
-    {"name": "requires nobody in the pool can provide is demoted",
+    {"name": "a requires nobody in the pool provides keeps its place",
      "query": "과태료 약국", "pool": [("fine_payment", 10.0), ("pharmacies", 9.5), ("place_search", 1.0)]},
     {"name": "exact ties are broken by adapter id",
      "query": "자동심장충격기", "pool": [("zzz_twin", 4.0), ("aaa_twin", 4.0), ("er_beds", 4.0)]},
-    {"name": "tier breaks a text tie: live before mock, whatever the ids",
+    {"name": "an exact tie is broken by id (the retriever's tier prior already split tiers)",
      "query": "x", "pool": [("mock_twin", 4.0), ("zzz_twin", 4.0)]},
-    {"name": "check intent",
+    {"name": "확인 moves nothing",
      "query": "신분증 확인", "pool": [("er_beds", 6.0), ("id_verify", 5.0)]},
 ]
 
@@ -67,7 +69,7 @@ def compute() -> list[dict[str, Any]]:
     out = []
     for case in CASES:
         pool = [cand(a, t) for a, t in case["pool"]]
-        ranked = rerank(case["query"], pool, FACTS, frozenset(case.get("context", ())))
+        ranked = rerank(pool)
         row: dict[str, Any] = {"name": case["name"], "ranked": [
             {"rank": r.rank, "adapter_id": r.adapter_id, "score": r.score, "signals": r.signals} for r in ranked]}
         row["budgets"] = []
@@ -87,26 +89,30 @@ def test_golden() -> None:
         "with UMMAYA_UPDATE_GOLDEN=1 if intended"
 
 
-def ranked_ids(query: str, pool: list[tuple[str, float]], context: tuple[str, ...] = ()) -> list[str]:
-    return [r.adapter_id for r in rerank(query, [cand(a, t) for a, t in pool], FACTS, frozenset(context))]
+def ranked_ids(pool: list[tuple[str, float]]) -> list[str]:
+    return [r.adapter_id for r in rerank([cand(a, t) for a, t in pool])]
 
 
-def test_signals_move_what_text_alone_would_not() -> None:
-    assert ranked_ids("근처 자동차 과태료 약국", [("fine_payment", 10.0), ("pharmacies", 9.0)]) == ["pharmacies", "fine_payment"]
-    assert ranked_ids("응급실 약국", [("place_search", 10.0), ("er_rooms", 9.5)], ("latitude", "longitude", "place")) \
-        == ["er_rooms", "place_search"]
-    assert ranked_ids("과태료 납부", [("fine_payment", 5.0), ("fine_payment_h", 5.0)]) == ["fine_payment_h", "fine_payment"]
-    assert ranked_ids("x", [("mock_twin", 4.0), ("zzz_twin", 4.0)]) == ["zzz_twin", "mock_twin"]
+def test_the_retrievers_signals_are_not_counted_twice() -> None:
+    """Cue words (근처, 납부), tiers and requires change nothing here: the retriever's score
+    already weighed them, so the order is that score's."""
+    assert ranked_ids([("fine_payment", 10.0), ("pharmacies", 9.0)]) == ["fine_payment", "pharmacies"]
+    assert ranked_ids([("place_search", 10.0), ("er_rooms", 9.5)]) == ["place_search", "er_rooms"]
+    assert ranked_ids([("fine_payment", 5.0), ("fine_payment_h", 4.9)]) == ["fine_payment", "fine_payment_h"]
+    assert ranked_ids([("mock_twin", 4.0), ("zzz_twin", 3.9)]) == ["mock_twin", "zzz_twin"]
+    # the report says what the retriever's signals made of the text score
+    (r,) = rerank([cand("er_beds", 6.5, text=5.0)])
+    assert r.score == 6.5 and r.text_score == 5.0 and r.signals == {"retriever": 1.3}
 
 
 def test_ties_by_id_whatever_the_input_order() -> None:
-    a = ranked_ids("x", [("zzz_twin", 4.0), ("aaa_twin", 4.0), ("er_beds", 4.0)])
-    b = ranked_ids("x", [("er_beds", 4.0), ("aaa_twin", 4.0), ("zzz_twin", 4.0)])
+    a = ranked_ids([("zzz_twin", 4.0), ("aaa_twin", 4.0), ("er_beds", 4.0)])
+    b = ranked_ids([("er_beds", 4.0), ("aaa_twin", 4.0), ("zzz_twin", 4.0)])
     assert a == b == ["aaa_twin", "er_beds", "zzz_twin"]
 
 
 def test_budget_bounds_what_reaches_the_planner() -> None:
-    ranked = rerank("x", [cand(a, 10.0 - i) for i, a in enumerate(FACTS)], FACTS)
+    ranked = rerank([cand(a, 10.0 - i) for i, a in enumerate(FACTS)])
     kept, dropped = apply_budget(ranked, FACTS, top_k=8, max_candidates=3, max_tool_tokens=100_000)
     assert len(kept) == 3 and {d["reason"] for d in dropped} == {"max_candidates"}
     kept, dropped = apply_budget(ranked, FACTS, top_k=8, max_candidates=8, max_tool_tokens=2000)

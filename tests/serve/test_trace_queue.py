@@ -54,13 +54,12 @@ def test_traces_queued_without_waiting_are_written_on_shutdown(generated: Path, 
     gate = threading.Event()
     with client(generated, sqlite_url, tmp_path) as c:
         service = c.app.state.service
-        real = service._trace_job
+        real = service.traces.submit
 
-        def held(state: Any, result: Any, events: Any) -> Any:
-            gate.wait()
-            return real(state, result, events)
+        def held(job: Any) -> Any:  # the writer's thread waits on the gate before each trace
+            return real(lambda: (gate.wait(), job())[1])
 
-        service._trace_job = held
+        service.traces.submit = held
         states = []
         for i in range(3):  # a client that went away mid-turn: queued, nobody waits
             st = RequestState("answer", f"01ARZ3NDEKTSV4RRFFQ69G5FA{i}", utcnow())

@@ -38,7 +38,7 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
     from ummaya.runtime.request_context import RequestError
     from ummaya.runtime.plan.protocol import ProviderError
     from ummaya.runtime.service import TurnService
-    from ummaya.runtime.turn import TurnRequest
+    from ummaya.runtime.turn import TraceOrigin, TurnRequest
 
     if query == "-":
         query = sys.stdin.read()
@@ -49,7 +49,8 @@ def ask(query: str, as_json: bool, mode: str, session_id: str | None, consents: 
         if unknown:
             raise click.BadParameter(f"unknown adapter id(s): {', '.join(unknown)}", param_hint="--consent")
         result = asyncio.run(service.answer(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, top_k=top_k,
-                                                    policy=policy, context_budget_tokens=context_tokens, deadline_s=deadline_s)))
+                                                    policy=policy, context_budget_tokens=context_tokens, deadline_s=deadline_s,
+                                                    origin=TraceOrigin("cli_ask"))))
     except RequestError as exc:
         if as_json:
             emit_json({"error": {"code": exc.code, "message": exc.message}})

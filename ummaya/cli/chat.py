@@ -76,7 +76,7 @@ def chat(mode: str, planner: str, base_url: str | None, model: str | None, profi
 
 async def _turn(service, console, query: str, session_id: str, mode: str, consents: tuple[str, ...],
                 policy: Policy | None = None, context_tokens: int | None = None, deadline_s: float | None = None):
-    from ummaya.runtime.turn import TurnRequest
+    from ummaya.runtime.turn import TraceOrigin, TurnRequest
 
     from ._operator import echo_notes, operator_notes
 
@@ -84,7 +84,8 @@ async def _turn(service, console, query: str, session_id: str, mode: str, consen
     stop = None
     calls: list[dict] = []
     async for e in service.stream(TurnRequest(query, session_id=session_id, mode=mode, consents=consents, policy=policy,
-                                          context_budget_tokens=context_tokens, deadline_s=deadline_s)):
+                                          context_budget_tokens=context_tokens, deadline_s=deadline_s,
+                                          origin=TraceOrigin("cli_chat"))):
         d = e.data
         if e.type == "call_started":
             style = BADGE_STYLE.get(d["tier"], "bold")
