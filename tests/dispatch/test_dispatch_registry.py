@@ -68,14 +68,13 @@ def _check(outcome, fixture, manifest=None) -> None:
 
 
 @pytest.fixture(scope="module")
-def registry_catalog(tmp_path_factory) -> Catalog:
+def registry_catalog() -> Catalog:
     # The catalog the real build writes (what ships), never a copy made here: a fixture file the
-    # build does not copy (a lookup's sibling body) makes the Mock calls below fail.
-    from tests.support.generated import build_generated
+    # build does not copy (a lookup's sibling body) makes the Mock calls below fail. The build is
+    # the one the serving tests use too, made once per registry state (tests/support/generated.py).
+    from tests.support.generated import cached_build
 
-    root = tmp_path_factory.mktemp("generated")
-    build_generated(root)
-    return Catalog.load(root)
+    return Catalog.load(cached_build())
 
 
 def test_the_build_copies_exactly_the_files_fixture_files_names(registry_catalog):

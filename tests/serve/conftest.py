@@ -23,25 +23,14 @@ from typing import Any
 import pytest
 
 from tests.store.conftest import pg_base_url, pg_url  # noqa: F401  (PostgreSQL fixtures)
-from tests.support.generated import build_generated
+from tests.support.generated import cached_build
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
 def generated() -> Path:
-    from ummaya.codegen.emit_lock import hash_inputs, release_id
-
-    rid = release_id(hash_inputs(REPO))
-    cached = Path(tempfile.gettempdir()) / f"ummaya-serve-gen-{rid[:16]}"
-    if not (cached / ".complete").exists():
-        tmp = Path(tempfile.mkdtemp(prefix="ummaya-serve-gen-"))
-        build_generated(tmp / "g")
-        (tmp / "g" / ".complete").write_text(rid)
-        with contextlib.suppress(OSError):
-            os.replace(tmp / "g", cached)
-        shutil.rmtree(tmp, ignore_errors=True)
-    return cached
+    return cached_build()  # one real build per registry state, shared by every worker
 
 
 def variant(src: Path, dst: Path, release_id: str, keep: Any = None) -> Path:
