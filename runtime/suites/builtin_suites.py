@@ -67,13 +67,17 @@ class TurnsSuite:
 
     def run(self, release: ReleaseUnderTest) -> SuiteResult:
         from ummaya.runtime.eval_turns import evaluate, load
+        from ummaya.runtime.scenarios import scenario_engine
 
         path = release.eval_file(self.scenarios)
         scenarios = load(path)
         with tempfile.TemporaryDirectory(prefix="ummaya-suite-") as tmp:
             store = _temp_store(tmp)
             try:
-                rep = asyncio.run(evaluate(release.engine(store), scenarios, planner="offline"))
+                # The scenarios' own engine (pinned clock, no credentials), on this release's
+                # build and retriever: the verdict the tests and `ummaya check` give.
+                engine = scenario_engine(release.folder, store=store, retriever=release.retriever())
+                rep = asyncio.run(evaluate(engine, scenarios, planner="offline"))
             finally:
                 store.close()
         lat = rep.latency()

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
+from pathlib import Path
+
+import pytest
 
 from ummaya.ci.coverage import coverage_gaps
 from ummaya.ci.scenarios import scenario_coverage
 from ummaya.codegen.loader import load_registry
+from ummaya.runtime.scenarios import load_scenarios, run_scenario, scenario_engine
+from ummaya.runtime.store import open_store
 
-from tests.codegen.project import GOV24, KAKAO, NMC, edit, line_of, run
+from tests.codegen.project import GOV24, KAKAO, NMC, copy_project, edit, line_of, run
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_check_passes_on_a_fresh_build(built):
@@ -80,13 +89,33 @@ scenarios:
       stop_reason: completed
       answer_contains: [응급]
   - id: move_in
-    request: 전입신고 어떻게 해?
+    request: 부산 사하구 하단동으로 이사했는데 전입신고 어떻게 해?
     language: ko
     expect: {calls: [gov24_move_in_reportt], stop_reason: handoff_required, answer_contains: []}
 """
 
 
-def test_scenario_coverage_hook(built):
+@pytest.fixture(scope="module")
+def speaking_built(tmp_path_factory, pristine):
+    """The small registry with the real registry's shared vocabulary and slots, built once: the
+    offline planner reads places only through that vocabulary, so `ummaya check` can run
+    scenarios here the way it runs the real ones."""
+    root = copy_project(pristine, tmp_path_factory.mktemp("speaking") / "proj")
+    for shared in ("_vocab", "_intents", "_emergency", "_channels", "_slots"):
+        shutil.rmtree(root / "registry" / shared, ignore_errors=True)
+        shutil.copytree(REPO / "registry" / shared, root / "registry" / shared)
+    result = run("build", "--root", str(root), "-q")
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def speaking(tmp_path, speaking_built):
+    return copy_project(speaking_built, tmp_path / "proj")
+
+
+def test_scenario_coverage_hook(speaking):
+    built = speaking
     assert scenario_coverage(built) == []  # no scenario files yet: nothing to say
     folder = built / "registry/scenarios"
     folder.mkdir()
@@ -101,11 +130,45 @@ def test_scenario_coverage_hook(built):
         f"{GOV24}:{line_of(built / GOV24, 'id: gov24_move_in_report')}: gov24_move_in_report: no scenario in registry/scenarios/ expects a call to this adapter",
     ]
     result = run("check", "--root", str(built))
-    assert result.exit_code == 1 and "scenarios: 1 problem(s)" in result.stderr
+    # The uncovered adapter, and the scenario that now expects the wrong call, run and failing.
+    move_in = line_of(folder / "core.yaml", "id: move_in")
+    assert result.exit_code == 1 and "scenarios: 2 problem(s)" in result.stderr, result.stderr
+    assert f"  registry/scenarios/core.yaml:{move_in}: move_in: calls ['gov24_move_in_report'] != expected ['kakao_keyword_search']" in result.stderr
     (folder / "core.yaml").write_text(SCENARIOS.replace("reportt", "report"), encoding="utf-8")
     assert scenario_coverage(built) == []
-    # Scenarios are not build inputs: adding them does not make the build drift.
-    assert run("check", "--root", str(built)).exit_code == 0
+    # Scenarios are not build inputs: adding them does not make the build drift — and both pass.
+    result = run("check", "--root", str(built))
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_scenario_the_strict_check_rejects_fails_ummaya_check(speaking):
+    """The gate runs the scenarios through the very comparison the tests use
+    (runtime.scenarios.check via run_scenario): whatever that rejects, `ummaya check` fails on,
+    with the same words. Each tampering below keeps the file valid and every adapter covered."""
+    folder = speaking / "registry/scenarios"
+    folder.mkdir()
+    tampered = (SCENARIOS.replace("reportt", "report")
+                # the right calls in the wrong order: a set comparison would pass this
+                .replace("calls: [kakao_keyword_search, nmc_emergency_rooms]", "calls: [nmc_emergency_rooms, kakao_keyword_search]")
+                # a fact the answer does not state, and the wrong language
+                .replace("answer_contains: []", "answer_contains: [등기소]").replace("language: ko", "language: en"))
+    (folder / "core.yaml").write_text(tampered, encoding="utf-8")
+    store = open_store(f"sqlite:///{speaking / 'strict.sqlite3'}")
+    try:
+        engine = scenario_engine(speaking / "generated", store=store)
+        strict = {sc.id: asyncio.run(run_scenario(engine, sc)).problems for _, sc in load_scenarios(speaking)}
+    finally:
+        store.close()
+    assert strict["er_near_campus"] == ["calls ['kakao_keyword_search', 'nmc_emergency_rooms'] != expected "
+                                        "['nmc_emergency_rooms', 'kakao_keyword_search']"]
+    assert sorted(strict["move_in"]) == ["answer does not state '등기소'", "language 'ko' != expected 'en'"]
+    result = run("check", "--root", str(speaking))
+    assert result.exit_code == 1 and "check failed: scenarios" in result.stderr, result.stderr
+    for scenario_id, problems in strict.items():
+        line = line_of(folder / "core.yaml", f"id: {scenario_id}")
+        for problem in problems:
+            assert f"  registry/scenarios/core.yaml:{line}: {scenario_id}: {problem}\n" in result.stderr, problem
+    assert "scenarios: 3 problem(s)" in result.stderr  # those, and nothing else
 
 
 def test_check_rejects_a_misspelt_stop_reason_with_its_line(built):

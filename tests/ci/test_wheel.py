@@ -103,23 +103,21 @@ def test_ask_answers_from_the_wheel(installed: Path) -> None:
 
 
 def test_serve_answers_one_request(installed: Path) -> None:
-    port = _free_port()
+    from tests.support.serving import listening_socket, spawn_on, wait_ready
+
+    sock = listening_socket()  # bound before the start: readiness is one request (serving.py)
+    port = sock.getsockname()[1]
     cwd = installed.parent / "cwd"
     env = _clean_env(cwd.parent / "home") | {"UMMAYA_SERVE_MODE": "mock"}
-    proc = subprocess.Popen([str(installed / "bin" / "ummaya"), "serve", "--port", str(port), "--db",
-                             f"sqlite:///{cwd.parent / 'serve.sqlite3'}", "--log-level", "warning"],
-                            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = cwd.parent / "serve.log"
+    with open(log, "wb") as out:
+        proc = spawn_on(sock, [str(installed / "bin" / "ummaya"), "serve", "--fd", str(sock.fileno()), "--db",
+                               f"sqlite:///{cwd.parent / 'serve.sqlite3'}", "--log-level", "warning"],
+                        cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(600):  # bounded: ~60 s for start-up (publishing the packaged build once)
-            try:
-                if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None:
-                pytest.fail(f"ummaya serve exited: {proc.stderr.read() if proc.stderr else ''}")
-            time.sleep(0.1)
+        # A deadline for a hung start-up (publishing the packaged build once), not a bound.
+        wait_ready(base, proc, lambda: log.read_text(errors="replace"), timeout=120)
         r = httpx.post(base + "/v1/answer", json={"query": QUERY, "mode": "mock"}, timeout=60)
         assert r.status_code == 200, r.text
         body = r.json()

@@ -156,7 +156,7 @@ class FixedClock:
         self.when += dt.timedelta(seconds=seconds)
 
 
-async def no_sleep(_: float) -> None:
+async def no_wait(_: float) -> None:
     return None
 
 

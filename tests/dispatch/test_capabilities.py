@@ -14,7 +14,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from tests.dispatch.helpers import FixedClock, catalog, item_schema, manifest, no_sleep, run
+from tests.dispatch.helpers import FixedClock, catalog, item_schema, manifest, no_wait, run
 from tests.support.upstreams import (
     Reply,
     UpstreamServer,
@@ -45,7 +45,7 @@ def srv():
 def live(tmp_path, m: Manifest, srv, **kw) -> Dispatcher:
     overrides = {m.id: srv.url, **kw.pop("overrides", {})}
     return Dispatcher(catalog(tmp_path, m), env=ENV, base_url_overrides=overrides, clock=CLOCK,
-                      sleep=no_sleep, **kw)
+                      sleep=no_wait, **kw)
 
 
 def mock(tmp_path, m: Manifest, bodies: dict[str, bytes]) -> Dispatcher:

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from tests.dispatch.helpers import REPO, FixedClock, no_sleep, run, step_answers
+from tests.dispatch.helpers import REPO, FixedClock, no_wait, run, step_answers
 from tests.support.upstreams import Reply, UpstreamServer, sgis_token_json
 from ummaya.codegen.loader import load_registry
 from ummaya.codegen.profile_merge import resolve_manifest
@@ -68,14 +68,13 @@ def _check(outcome, fixture, manifest=None) -> None:
 
 
 @pytest.fixture(scope="module")
-def registry_catalog(tmp_path_factory) -> Catalog:
+def registry_catalog() -> Catalog:
     # The catalog the real build writes (what ships), never a copy made here: a fixture file the
-    # build does not copy (a lookup's sibling body) makes the Mock calls below fail.
-    from tests.support.generated import build_generated
+    # build does not copy (a lookup's sibling body) makes the Mock calls below fail. The build is
+    # the one the serving tests use too, made once per registry state (tests/support/generated.py).
+    from tests.support.generated import cached_build
 
-    root = tmp_path_factory.mktemp("generated")
-    build_generated(root)
-    return Catalog.load(root)
+    return Catalog.load(cached_build())
 
 
 def test_the_build_copies_exactly_the_files_fixture_files_names(registry_catalog):
@@ -108,7 +107,7 @@ def test_mock_call_matches_expected(registry_catalog, adapter_id, fixture_name):
     if m.tier == "handoff":
         pytest.skip("handoff adapters answer with channel material, not fixtures")
     fixture = _fixture(adapter_id, fixture_name)
-    d = Dispatcher(registry_catalog, env={}, clock=CLOCK, sleep=no_sleep)
+    d = Dispatcher(registry_catalog, env={}, clock=CLOCK, sleep=no_wait)
     out = run(d.call(adapter_id, dict(fixture.request), mode="mock", fixture=fixture_name))
     assert (out.tier, out.fixture) == ("mock", fixture_name)
     _check(out, fixture, m)
@@ -164,7 +163,7 @@ def test_live_call_against_a_loopback_upstream_matches_expected(
             env=env,
             base_url_overrides=overrides,
             clock=CLOCK,
-            sleep=no_sleep,
+            sleep=no_wait,
         )
         out = run(d.call(adapter_id, dict(fixture.request), mode="live"))
         sent = srv.seen(path)

@@ -7,7 +7,7 @@ import asyncio
 import httpx
 import pytest
 
-from tests.dispatch.helpers import catalog, item_schema, manifest, no_sleep, run
+from tests.dispatch.helpers import catalog, item_schema, manifest, no_wait, run
 from tests.support.upstreams import (
     XML,
     Reply,
@@ -165,7 +165,7 @@ MOCK_TIER = manifest(
 def make(tmp_path, *manifests, env=ENV, **kw):
     bodies = dict(BODIES)
     bodies["mobile_id_test"] = {"verified.json": b'{"results": [{"verified": "Y"}]}'}
-    kw.setdefault("sleep", no_sleep)
+    kw.setdefault("sleep", no_wait)
     return Dispatcher(catalog(tmp_path, *manifests, bodies=bodies), env=env, **kw)
 
 

@@ -24,7 +24,7 @@ import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.dispatch.helpers import REPO, no_sleep
+from tests.dispatch.helpers import REPO, no_wait
 from tests.dispatch.test_wire_truth import ENV, NOON, REAL
 from tests.support.upstreams import sgis_token_json
 from ummaya.runtime.catalog import Catalog
@@ -181,7 +181,7 @@ def _dispatcher(adapter_id: str, holder: dict) -> Dispatcher:
         env=ENV,
         base_url_overrides={adapter_id: BASE},
         clock=NOON,
-        sleep=no_sleep,
+        sleep=no_wait,
         transport=httpx.MockTransport(handle),
         max_attempts=2,
     )

@@ -15,7 +15,7 @@ import datetime as dt
 import pytest
 from pydantic import ValidationError
 
-from tests.dispatch.helpers import FixedClock, catalog, item_schema, manifest, no_sleep, run
+from tests.dispatch.helpers import FixedClock, catalog, item_schema, manifest, no_wait, run
 from tests.support.upstreams import Reply, UpstreamServer, data_go_kr_json
 from ummaya.model.manifest import ColumnsToRows, IssueTime, Manifest
 from ummaya.runtime.dispatch import Dispatcher
@@ -155,7 +155,7 @@ def test_live_sends_the_issue_time_and_dates_rows_from_it(tmp_path):
         srv.route("/1360000/MidFcstInfoService/getMidLandFcst", Reply(body=data_go_kr_json([LAND_RECORD])))
         clock = FixedClock(at(2026, 12, 2, 7, 0))
         d = Dispatcher(catalog(tmp_path, LAND), env=ENV, base_url_overrides={"land_test": srv.url},
-                       clock=clock, sleep=no_sleep)
+                       clock=clock, sleep=no_wait)
         out = run(d.call("land_test", {}, mode="live"))
         assert srv.seen("/1360000/MidFcstInfoService/getMidLandFcst")[0].param("tmFc") == "202612020600"
     assert out.status == "ok"

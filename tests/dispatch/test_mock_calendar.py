@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from tests.dispatch.helpers import REPO, FixedClock, no_sleep, run
+from tests.dispatch.helpers import REPO, FixedClock, no_wait, run
 from ummaya.runtime.catalog import Catalog
 from ummaya.runtime.dispatch import Dispatcher
 from ummaya.wire.calendar import days_to_today, move, to_today
@@ -48,9 +48,9 @@ def test_the_recording_moment_stays_in_the_past():
 
 def test_a_forecast_replayed_days_later_is_for_today_and_keeps_every_value(catalog):
     clock = FixedClock(dt.datetime(2026, 12, 5, 10, 0, tzinfo=KST))
-    recorded = run(Dispatcher(catalog, env={}, clock=FixedClock(dt.datetime(2026, 12, 1, 10, 0, tzinfo=KST)), sleep=no_sleep)
+    recorded = run(Dispatcher(catalog, env={}, clock=FixedClock(dt.datetime(2026, 12, 1, 10, 0, tzinfo=KST)), sleep=no_wait)
                    .call("kma_short_term_forecast", BUSAN, mode="mock"))
-    moved = run(Dispatcher(catalog, env={}, clock=clock, sleep=no_sleep).call("kma_short_term_forecast", BUSAN, mode="mock"))
+    moved = run(Dispatcher(catalog, env={}, clock=clock, sleep=no_wait).call("kma_short_term_forecast", BUSAN, mode="mock"))
     assert recorded.moved_from is None and moved.moved_from == "2026-12-01"
     assert moved.tier == "mock" and moved.status == "ok"
     before, after = recorded.output["items"], moved.output["items"]
@@ -66,7 +66,7 @@ def test_a_forecast_replayed_days_later_is_for_today_and_keeps_every_value(catal
 def test_a_fixture_that_names_no_day_is_replayed_as_it_is(catalog):
     m = catalog.get("kma_short_term_forecast")
     fx = next(f for f in m.fixtures if f.name == "busan_saha_3days").model_copy(update={"as_of": None, "recorded_on": None})
-    out = run(Dispatcher(catalog, env={}, sleep=no_sleep).call("kma_short_term_forecast", BUSAN, mode="mock"))
+    out = run(Dispatcher(catalog, env={}, sleep=no_wait).call("kma_short_term_forecast", BUSAN, mode="mock"))
     assert to_today(m, fx, out.model_copy(update={"moved_from": None}), dt.datetime(2027, 1, 1, tzinfo=KST)).moved_from is None
 
 

@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 from pydantic import ValidationError
 
-from tests.dispatch.helpers import FixedClock, catalog, item_schema, manifest, no_sleep, run
+from tests.dispatch.helpers import FixedClock, catalog, item_schema, manifest, no_wait, run
 from tests.support.upstreams import Reply, UpstreamServer, data_go_kr_json
 from ummaya.codegen.link import check_declared_inputs
 from ummaya.codegen.loader import LoadedManifest
@@ -79,7 +79,7 @@ def srv():
 def live(tmp_path, srv) -> Dispatcher:
     m = polling()
     return Dispatcher(catalog(tmp_path, m), env={"DATA_GO_KR_SERVICE_KEY": KEY},
-                      base_url_overrides={m.id: srv.url}, clock=CLOCK, sleep=no_sleep)
+                      base_url_overrides={m.id: srv.url}, clock=CLOCK, sleep=no_wait)
 
 
 def test_the_input_picks_the_operation_and_its_field_names(tmp_path, srv):
@@ -99,7 +99,7 @@ def test_without_the_input_the_declared_default_operation_is_called(tmp_path, sr
     schema = {**INPUTS, "properties": {**INPUTS["properties"], "voting": {"type": "string", "enum": ["election_day", "early"]}}}
     m = polling(input_schema=schema)
     d = Dispatcher(catalog(tmp_path, m), env={"DATA_GO_KR_SERVICE_KEY": KEY},
-                   base_url_overrides={m.id: srv.url}, clock=CLOCK, sleep=no_sleep)
+                   base_url_overrides={m.id: srv.url}, clock=CLOCK, sleep=no_wait)
     out = run(d.call("polling_test", {"city": "부산광역시"}, mode="live"))
     assert out.status == "ok" and out.output["items"][0]["name"] == "제1투표소"
     assert len(srv.seen(DAY)) == 1 and not srv.seen(EARLY)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.dispatch.helpers import REPO, FixedClock, no_sleep, run
+from tests.dispatch.helpers import REPO, FixedClock, no_wait, run
 from tests.support.upstreams import (
     JSON,
     XML,
@@ -93,7 +93,7 @@ def dispatcher(srv, *ids, clock=NOON, **manifest_overrides):
             **{f"{i}.{st.id}": srv.url for i in ids for st in REAL[i].upstream.steps if st.profile},
         },
         clock=clock,
-        sleep=no_sleep,
+        sleep=no_wait,
     )
 
 
@@ -492,7 +492,7 @@ def test_a_profile_rule_decides_the_class(srv, tmp_path, rule, body, expected):
         output_schema=item_schema({}),
     )
     srv.route("/x", Reply(body=body, content_type=XML))
-    d = Dispatcher(catalog(tmp_path, m), env=ENV, base_url_overrides={"rule_test": srv.url}, sleep=no_sleep)
+    d = Dispatcher(catalog(tmp_path, m), env=ENV, base_url_overrides={"rule_test": srv.url}, sleep=no_wait)
     out = run(d.call("rule_test", {}, mode="live"))
     assert (out.error_class, out.attempts) == expected, out
 

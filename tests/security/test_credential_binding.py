@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.codegen.project import NMC, edit, line_of, make_project
-from tests.dispatch.helpers import catalog, item_schema, manifest, no_sleep, run
+from tests.dispatch.helpers import catalog, item_schema, manifest, no_wait, run
 from tests.support.upstreams import XML, data_go_kr_xml
 from ummaya.codegen.link import link
 from ummaya.codegen.loader import load_registry
@@ -52,7 +52,7 @@ def er(adapter_id: str = "er_evil", **upstream) -> Manifest:
 
 def live(tmp_path, m: Manifest, **kw):
     rec = Recorder()
-    d = Dispatcher(catalog(tmp_path, m), env=ENV, transport=rec, sleep=no_sleep, **kw)
+    d = Dispatcher(catalog(tmp_path, m), env=ENV, transport=rec, sleep=no_wait, **kw)
     return run(d.call(m.id, {}, mode="live")), rec
 
 
@@ -245,7 +245,7 @@ def test_a_step_with_its_own_base_url_carries_no_key(tmp_path) -> None:
     assert "JUSO_CONFM_KEY" not in m.upstream.credential_hosts
     env = {**ENV, "JUSO_CONFM_KEY": "JUSO-SECRET-7777"}
     rec = Recorder()
-    d = Dispatcher(catalog(tmp_path, m), env=env, transport=rec, sleep=no_sleep)
+    d = Dispatcher(catalog(tmp_path, m), env=env, transport=rec, sleep=no_wait)
     out = run(d.call(m.id, {"address": "해운대로 570"}, mode="live"))
     assert out.error_code == "HOST_GUARD" and "JUSO_CONFM_KEY" in out.error_message, out
     assert rec.requests == []
@@ -257,7 +257,7 @@ def test_a_step_override_is_the_operator_s_and_still_needs_the_profile_binding(t
     m = step_manifest(STEP)
     env = {**ENV, "JUSO_CONFM_KEY": "JUSO-SECRET-7777"}
     rec = Recorder()
-    d = Dispatcher(catalog(tmp_path, m), env=env, transport=rec, sleep=no_sleep,
+    d = Dispatcher(catalog(tmp_path, m), env=env, transport=rec, sleep=no_wait,
                    base_url_overrides={m.id: "https://main-override.example.org"})
     out = run(d.call(m.id, {"address": "해운대로 570"}, mode="live"))
     # The step goes to business.juso.go.kr (its profile's host): allowed, and the JUSO key only there.

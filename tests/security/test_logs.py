@@ -5,19 +5,18 @@ and access logs on) whose every captured line is searched."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import quote, quote_plus, unquote_plus
 
 import httpx
 import pytest
 
-from tests.serve.conftest import RELEASE_CACHE, free_port, generated  # noqa: F401  (fixture)
+from tests.serve.conftest import RELEASE_CACHE, generated  # noqa: F401  (fixture)
+from tests.support.serving import listening_socket, spawn_on, wait_ready
 from tests.support.upstreams import XML, Reply, UpstreamServer
 from ummaya.runtime import log_filter
 from ummaya.runtime.log_filter import ScrubFilter, scrub
@@ -116,21 +115,15 @@ NMC_BODY = (REPO / "registry/nmc/fixtures/nmc_emergency_rooms/busan_saha_multi.x
 @contextlib.contextmanager
 def uvicorn_server(env: dict[str, str], log: Path):
     """The production entry point at debug level with access logs: every line goes to ``log``."""
-    port = free_port()
+    sock = listening_socket()  # bound before the start: readiness is one request (serving.py)
+    port = sock.getsockname()[1]
     cmd = [sys.executable, "-m", "uvicorn", "--factory", "ummaya.runtime.serve.app:app_from_env",
-           "--host", "127.0.0.1", "--port", str(port), "--log-level", "debug", "--access-log"]
+           "--fd", str(sock.fileno()), "--log-level", "debug", "--access-log"]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env={**os.environ, **env}, cwd=str(REPO), stdout=out, stderr=subprocess.STDOUT)
+        proc = spawn_on(sock, cmd, env={**os.environ, **env}, cwd=str(REPO), stdout=out, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "/readyz", timeout=1.0).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, "server not ready"
-            time.sleep(0.1)
+        wait_ready(url, proc, lambda: log.read_text(errors="replace"), timeout=60)
         yield url
     finally:
         proc.terminate()

@@ -16,34 +16,21 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.store.conftest import pg_base_url, pg_url  # noqa: F401  (PostgreSQL fixtures)
-from tests.support.generated import build_generated
+from tests.support.generated import cached_build
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
 def generated() -> Path:
-    from ummaya.codegen.emit_lock import hash_inputs, release_id
-
-    rid = release_id(hash_inputs(REPO))
-    cached = Path(tempfile.gettempdir()) / f"ummaya-serve-gen-{rid[:16]}"
-    if not (cached / ".complete").exists():
-        tmp = Path(tempfile.mkdtemp(prefix="ummaya-serve-gen-"))
-        build_generated(tmp / "g")
-        (tmp / "g" / ".complete").write_text(rid)
-        with contextlib.suppress(OSError):
-            os.replace(tmp / "g", cached)
-        shutil.rmtree(tmp, ignore_errors=True)
-    return cached
+    return cached_build()  # one real build per registry state, shared by every worker
 
 
 def variant(src: Path, dst: Path, release_id: str, keep: Any = None) -> Path:
@@ -141,26 +128,22 @@ class LiveServer:
     """``uvicorn --factory ummaya.runtime.serve.app:app_from_env`` on a loopback port."""
 
     def __init__(self, env: dict[str, str], log: Path, workers: int = 1):
-        self.port = free_port()
+        from tests.support.serving import listening_socket, spawn_on
+
+        sock = listening_socket()  # bound before the start: readiness is one request (serving.py)
+        self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         full = {**os.environ, **env}
         cmd = [sys.executable, "-m", "uvicorn", "--factory", "ummaya.runtime.serve.app:app_from_env",
-               "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
-               "--workers", str(workers)]
+               "--fd", str(sock.fileno()), "--log-level", "warning", "--workers", str(workers)]
         self.log = log
-        self.proc = subprocess.Popen(cmd, env=full, cwd=str(REPO), stdout=open(log, "wb"),
-                                     stderr=subprocess.STDOUT)
+        self.proc = spawn_on(sock, cmd, env=full, cwd=str(REPO), stdout=open(log, "wb"),
+                             stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout: float = 180.0) -> None:  # a deadline, not a bound: start-up publishes a release
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited:\n{self.log.read_text(errors='replace')}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.url + "/readyz", timeout=1.0).status_code == 200:
-                    return
-            time.sleep(0.1)
-        raise RuntimeError(f"server not ready:\n{self.log.read_text(errors='replace')}")
+        from tests.support.serving import wait_ready
+
+        wait_ready(self.url, self.proc, lambda: self.log.read_text(errors="replace"), timeout)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -4,6 +4,7 @@ half-written, the server stays up — including a client that disconnects mid-st
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -163,16 +164,16 @@ def test_client_disconnect_mid_stream(live_server: Any, tmp_path: Path) -> None:
                     seen += 1
                     break  # hang up while the model is still writing its answer
         assert trace_id and time.monotonic() - t0 < 8
-        deadline = time.monotonic() + 10
-        t = None
-        while time.monotonic() < deadline:
-            t = httpx.get(f"{srv.url}/v1/traces/{trace_id}", timeout=5)
-            if t.status_code == 200:
-                break
-            time.sleep(0.1)
-        assert t is not None and t.status_code == 200
-        t = t.json()
-        assert t["state"] == "failed" and t["meta"]["error"]["code"] == "client_disconnected"
         assert srv.alive()
         r = httpx.post(srv.url + "/v1/answer", json={"query": OK, "mode": "mock"}, timeout=30)
         assert r.status_code == 200 and r.json()["stop_reason"] == "completed"
+        # The abandoned turn's trace is written off the request (the trace writer's thread); a
+        # graceful shutdown drains that queue (runtime/store/trace_writer.py), so the server's
+        # exit is the signal that it is stored — no polling for it.
+        srv.proc.terminate()
+        # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over.
+        assert srv.proc.wait(timeout=60) in (0, -signal.SIGTERM), srv.log.read_text(errors="replace")
+    with open_store(db) as store:
+        t = store.get_trace(trace_id)
+    assert t is not None
+    assert t.state == "failed" and t.meta["error"]["code"] == "client_disconnected"

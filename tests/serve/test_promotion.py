@@ -9,6 +9,7 @@ the gate on SQLite and PostgreSQL.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,50 @@ from ummaya.runtime.suites import EXPECTED, SUITES, SuiteResult, evaluate_releas
 
 REPO = Path(__file__).resolve().parents[2]
 HOLDOUT_R1_FLOOR = THRESHOLDS["holdout"]["recall_at_1"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _each_suite_runs_once_per_bundle(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A suite's outcome is a function of the release bundle (its id is the content hash) and the
+    project's evaluation sets, never of the store it is recorded in: the same bundle published
+    on SQLite and on PostgreSQL, or by two tests, is evaluated once and the outcome reused.
+    Everything after the run — storing the figures, the gate, the CLI's output — still runs in
+    every test. The cache is a folder shared by the xdist workers of one session; a suite
+    registry of a test's own (broken or missing suites) is never cached."""
+    import pickle
+
+    from ummaya.runtime.suites import promotion
+
+    # One session's workers share PYTEST_XDIST_TESTRUNUID; nothing outlives the session (the
+    # evaluation sets and the code may change while a release id stays the same).
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    base = tmp_path_factory.getbasetemp()
+    cache = base.parent / f"promotion-suite-outcomes-{run}" if run else base / "promotion-suite-outcomes"
+    cache.mkdir(exist_ok=True)
+    real = promotion.run_suites
+
+    def run_once(release: Any, names: Any = None, registry: Any = None) -> list[Any]:
+        if registry is not None or release.project is None or Path(release.project).resolve() != REPO:
+            return real(release, names, registry)
+        if names is None:  # run_suites' own default: every expected and every registered suite
+            names = list(dict.fromkeys([*EXPECTED, *SUITES]))
+        out = []
+        for name in names:
+            path = cache / f"{release.release_id}.{name}.pickle"
+            if path.exists():
+                out.append(pickle.loads(path.read_bytes()))
+                continue
+            (outcome,) = real(release, [name], None)
+            tmp = path.with_suffix(f".{id(outcome)}.tmp")
+            tmp.write_bytes(pickle.dumps(outcome))
+            tmp.replace(path)  # whole or absent: a worker never reads half a file
+            out.append(outcome)
+        return out
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(promotion, "run_suites", run_once)
+    yield
+    mp.undo()
 
 
 def _most_expected_in_holdout(n: int) -> tuple[str, ...]:

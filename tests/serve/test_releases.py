@@ -135,30 +135,21 @@ def test_cli_serve_publishes_the_first_release_and_serves(generated: Path, tmp_p
     import os
     import subprocess
     import sys
-    import time
 
     import httpx
 
-    from tests.serve.conftest import REPO, free_port
+    from tests.serve.conftest import REPO
+    from tests.support.serving import listening_socket, spawn_on, wait_ready
 
-    port = free_port()
+    sock = listening_socket()  # bound before the start: readiness is one request (serving.py)
+    port = sock.getsockname()[1]
     db = f"sqlite:///{tmp_path / 'cli-serve.sqlite3'}"
     env = {**os.environ, "UMMAYA_GENERATED": str(generated), "UMMAYA_HOME": str(tmp_path / "home")}
     log = open(tmp_path / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-c", "from ummaya.cli import main; main()", "serve", "--port", str(port), "--db", db,
-                             "--log-level", "warning"], env=env, cwd=str(REPO), stdout=log, stderr=subprocess.STDOUT)
+    proc = spawn_on(sock, [sys.executable, "-c", "from ummaya.cli import main; main()", "serve", "--fd", str(sock.fileno()),
+                           "--db", db, "--log-level", "warning"], env=env, cwd=str(REPO), stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        ready = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1)
-                if ready.status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        assert ready is not None and ready.status_code == 200, (tmp_path / "serve.log").read_text()
+        ready = wait_ready(f"http://127.0.0.1:{port}", proc, lambda: (tmp_path / "serve.log").read_text(), timeout=60)
         rid = json.loads((generated / "catalog.json").read_bytes())["release_id"]
         assert ready.json()["release"] == {"id": rid, "alias": "production"}
         j = httpx.post(f"http://127.0.0.1:{port}/v1/answer", json={"query": "부산시청 위치 알려줘", "mode": "mock"},

@@ -8,7 +8,7 @@ stop_reason, states, timings) survive when raw text is not kept.
 from __future__ import annotations
 
 import json
-import time
+import threading
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import time_machine
 from tests.serve.conftest import client
 from ummaya.runtime.store import RetentionPolicy, open_store
 from ummaya.runtime.store.records import parse_iso, utcnow
+from ummaya.runtime.store.sql import SQLStore
 
 QUERY = "010-1234-5678 이 번호로 연락 주세요. 동아대 승학캠퍼스 근처 약국 어디 있어?"
 PHONE = "1234-5678"
@@ -83,7 +84,8 @@ def test_traces_off(generated: Path, backend_url: str, tmp_path: Path) -> None:
         assert store.list_traces(limit=10) == []
 
 
-def test_ttl_purge_at_startup_and_on_the_timer(generated: Path, backend_url: str, tmp_path: Path) -> None:
+def test_ttl_purge_at_startup_and_on_the_timer(generated: Path, backend_url: str, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     # An hour's lifetime and a clock moved past it (a slow first turn under load cannot expire a
     # trace before its first read, and nothing waits on the wall clock for it to expire).
     short = RetentionPolicy(raw_text="none", ttl_days=1.0 / 24)
@@ -103,14 +105,26 @@ def test_ttl_purge_at_startup_and_on_the_timer(generated: Path, backend_url: str
             assert c.get(f"/v1/traces/{j2['trace_id']}").status_code == 200
         with open_store(backend_url) as store:
             assert store.get_trace(j["trace_id"], include_expired=True) is None
-        # the timer: a server that keeps running purges what expires while it runs
+        # the timer: a server that keeps running purges what expires while it runs. The store
+        # tells the test when a purge deleted something (a hook on purge_expired), so the test
+        # waits for that event rather than polling the table.
+        purged = threading.Event()
+        purge = SQLStore.purge_expired
+
+        def purge_and_signal(self: SQLStore, now: Any = None) -> int:
+            n = purge(self, now)
+            if n:
+                purged.set()
+            return n
+
+        monkeypatch.setattr(SQLStore, "purge_expired", purge_and_signal)
         with client(generated, backend_url, tmp_path, retention=short, purge_interval_s=1) as c:
             j3, t3 = _ask(c)
-            assert t3 is not None
+            assert t3 is not None  # the start-up purge found nothing expired: no event yet
+            assert not purged.is_set()
             clock.shift(past_short)
+            # A deadline for a timer that never fires, not a guess at when it does.
+            assert purged.wait(timeout=60), "the purge timer deleted nothing"
             with open_store(backend_url) as store:
-                deadline = time.monotonic() + 30  # the purge timer is real; poll it, do not sleep a guess
-                while time.monotonic() < deadline and store.get_trace(j3["trace_id"], include_expired=True):
-                    time.sleep(0.2)
                 assert store.get_trace(j3["trace_id"], include_expired=True) is None
             assert c.get(f"/v1/traces/{j2['trace_id']}").status_code == 200

@@ -658,7 +658,6 @@ def main(argv: list[str] | None = None) -> None:
     order (each may be repeated with ``--repeat``) until Ctrl-C, e.g. to try
     ``ummaya ask --planner openai`` by hand against a scripted model."""
     import argparse
-    import time
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("scenarios", nargs="+", choices=SCENARIOS, metavar="SCENARIO")
@@ -668,8 +667,7 @@ def main(argv: list[str] | None = None) -> None:
     with FakeOpenAIServer(script) as srv:
         print(f"UMMAYA_LLM_BASE_URL={srv.base_url}", flush=True)
         try:
-            while True:
-                time.sleep(3600)
+            threading.Event().wait()  # nothing sets it: serve until Ctrl-C
         except KeyboardInterrupt:
             pass
 

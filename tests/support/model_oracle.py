@@ -228,7 +228,7 @@ def parity(offline: Any, model: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     import argparse
-    import time
+    import threading
 
     ap = argparse.ArgumentParser(description="serve the scenario oracle model in a profile's shapes")
     ap.add_argument("--profile", default="vllm", choices=["openai", "friendli", "vllm", "llamacpp", "ollama", "generic"])
@@ -238,8 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     with srv:
         print(f"UMMAYA_LLM_BASE_URL={srv.base_url}  ({len(steps)} recorded steps, {conflicts} conflicts)", flush=True)
         try:
-            while True:
-                time.sleep(3600)
+            threading.Event().wait()  # nothing sets it: serve until Ctrl-C
         except KeyboardInterrupt:
             pass
 

@@ -12,7 +12,7 @@ Usage::
 
     with UpstreamServer() as srv:
         srv.route("/B552657/.../getEgytLcinfoInqire", Reply(body=data_go_kr_xml([{...}])))
-        srv.route("/slow", Reply(body=b"{}", delay_s=1.0))
+        srv.route("/slow", Reply(body=b"{}", hold=True))               # answers only once released
         srv.route("/drip", Reply(body=b"{...}", drip_s=1.0))          # one byte a second
         srv.route("/flaky", [Reply(status=503), Reply(body=...)])   # a sequence; the last repeats
         srv.route("/echo", lambda seen: Reply(body=...))            # a function of the request
@@ -21,6 +21,12 @@ Usage::
 
 Every request is recorded as ``Seen`` (path, decoded query, raw query string, headers) so tests
 assert what was actually sent: camelCase names, a key encoded exactly once, derived grid cells.
+
+A slow upstream is an event, not a guess at a duration: ``hold=True`` answers only after
+``srv.release()`` (or never, until the server stops — a client's deadline must end the call), a
+handler may block on the test's own barrier, and ``srv.wait_seen(path, n)`` blocks until ``n``
+requests reached ``path``. Only ``drip_s`` paces on the clock: a trickle of bytes each within a
+read timeout is the input under test there (the total deadline), and has no event to stand for.
 """
 
 from __future__ import annotations
@@ -45,7 +51,9 @@ class Reply:
     status: int = 200
     body: bytes = b""
     content_type: str = JSON
-    delay_s: float = 0.0
+    # Answer only once the server is released (``release()``) or stopped: an upstream that is
+    # slower than any deadline, for as long as the test needs, without a guessed duration.
+    hold: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     # Write the body one byte every drip_s seconds (a slow-drip upstream); bounded by the body.
     drip_s: float = 0.0
@@ -75,6 +83,8 @@ class UpstreamServer:
         self._routes: dict[str, Handler] = dict(routes or {})
         self._counters: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)  # notified as each request is recorded
+        self._released = threading.Event()  # held replies go out once set (release, stop)
         self.requests: list[Seen] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -90,6 +100,16 @@ class UpstreamServer:
     def seen(self, path: str | None = None) -> list[Seen]:
         with self._lock:
             return [s for s in self.requests if path is None or s.path == path]
+
+    def wait_seen(self, path: str, n: int, timeout: float = 30.0) -> bool:
+        """Block until ``n`` requests reached ``path`` (a handler's way to wait for the others);
+        ``timeout`` only bounds a test that is already failing."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: sum(s.path == path for s in self.requests) >= n, timeout)
+
+    def release(self) -> None:
+        """Let every held reply (``Reply(hold=True)``) go out, now and from now on."""
+        self._released.set()
 
     @property
     def url(self) -> str:
@@ -127,6 +147,7 @@ class UpstreamServer:
         return self
 
     def stop(self) -> None:
+        self._released.set()  # a held reply ends with the server, never outlives it
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -143,6 +164,7 @@ class UpstreamServer:
     def _next_reply(self, seen: Seen) -> Reply:
         with self._lock:
             self.requests.append(seen)
+            self._arrived.notify_all()
             handler = self._routes.get(seen.path)
             n = self._counters.get(seen.path, 0)
             self._counters[seen.path] = n + 1
@@ -170,8 +192,8 @@ class UpstreamServer:
             reply = self._next_reply(seen)
         except Exception as exc:  # a broken test handler shows up as a 500, not a hang
             reply = Reply(500, html_error_page(500, repr(exc)), HTML)
-        if reply.delay_s:
-            time.sleep(reply.delay_s)
+        if reply.hold:
+            self._released.wait()
         try:
             h.send_response(reply.status)
             h.send_header("Content-Type", reply.content_type)
@@ -183,6 +205,8 @@ class UpstreamServer:
                 for i in range(len(reply.body)):
                     h.wfile.write(reply.body[i : i + 1])
                     h.wfile.flush()
+                    # The one paced wait in the suite's fakes (module docstring; allow-listed in
+                    # tests/ci/test_no_wall_clock_sleeps.py): the trickle is the input under test.
                     time.sleep(reply.drip_s)
             else:
                 h.wfile.write(reply.body)

@@ -68,7 +68,7 @@ def test_broken_upstream_stops_without_claiming_completion(catalog, retriever, s
             catalog,
             env={"DATA_GO_KR_SERVICE_KEY": "test-key"},
             base_url_overrides={"nmc_emergency_beds": srv.url},
-            sleep=_no_sleep,
+            sleep=_no_wait,
         )
         engine = TurnEngine(catalog, retriever, dispatcher, OfflinePlanner(), store=store)
         r = asyncio.run(engine.ask(TurnRequest("부산 응급실 빈 병상 있어?", mode="live")))
@@ -80,5 +80,5 @@ def test_broken_upstream_stops_without_claiming_completion(catalog, retriever, s
     assert r.events[-1].type == "stop"
 
 
-async def _no_sleep(_seconds: float) -> None:
+async def _no_wait(_seconds: float) -> None:
     return None

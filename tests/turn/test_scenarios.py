@@ -20,15 +20,12 @@ MULTI_TURN = [sc for _, sc in SCENARIOS if sc.turns is not None]
 
 @pytest.fixture(scope="module")
 def scenario_engine(catalog, retriever, tmp_path_factory):
-    from ummaya.runtime.assemble import build_engine, fixed_clock
-    from ummaya.runtime.dispatch import Dispatcher
-    from ummaya.runtime.scenarios import SCENARIO_CLOCK
+    from ummaya.runtime.scenarios import scenario_engine
     from ummaya.runtime.store import open_store
 
     store = open_store(f"sqlite:///{tmp_path_factory.mktemp('scenarios') / 'store.sqlite3'}")
-    clock = fixed_clock(SCENARIO_CLOCK)  # the same dates on every machine and day
-    yield build_engine(catalog.root, catalog=catalog, retriever=retriever, dispatcher=Dispatcher(catalog, env={}, clock=clock),
-                       store=store, clock=clock)
+    # The engine `ummaya check` runs the scenarios on (ci/scenarios.py): one engine, one verdict.
+    yield scenario_engine(catalog.root, store=store, catalog=catalog, retriever=retriever)
     store.close()
 
 

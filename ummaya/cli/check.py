@@ -3,7 +3,8 @@
 drift (generated/ and llms/ match a fresh build) + coverage (every adapter carries what it must)
 + placeholders (no scaffold TODOs, example URLs or sample fixtures left) + hints (budget, copies,
 rank-1 takeovers on the evaluation set: ci/hints.py) + hosts (every URL's
-host that resolves here resolves to a public address) + scenario coverage (when registry/scenarios/ exists) + with ``--against``, the breaking-change
+host that resolves here resolves to a public address) + scenarios (when registry/scenarios/ exists:
+valid, every adapter covered, every scenario passes when run) + with ``--against``, the breaking-change
 gate against a previous lock file or git ref.
 """
 
@@ -25,7 +26,7 @@ def check(root: str | None, against: str | None) -> None:
     from ummaya.ci.coverage import coverage_gaps
     from ummaya.ci.drift import drift_gate
     from ummaya.ci.placeholders import placeholder_gaps
-    from ummaya.ci.scenarios import scenario_coverage
+    from ummaya.ci.scenarios import scenario_gate
     from ummaya.paths import ProjectNotFound, require_root
 
     try:
@@ -95,7 +96,9 @@ def check(root: str | None, against: str | None) -> None:
             click.echo(f"hosts: {len(resolved)} URL host(s) resolve to a non-public address", err=True)
             for p in resolved:
                 click.echo(f"  {p}", err=True)
-        missing = scenario_coverage(project, plan.registry)
+        # Valid files, every adapter covered, and every scenario run exactly as the tests run it
+        # (ci/scenarios.py): the gate and tests/turn/test_scenarios.py share one comparison.
+        missing = scenario_gate(project, plan.registry)
         if missing:
             failed.append("scenarios")
             click.echo(f"scenarios: {len(missing)} problem(s)", err=True)

@@ -202,7 +202,6 @@ def turns(planner: str, base_url: str | None, model: str | None, profile: str | 
     import tempfile
 
     from ummaya.paths import find_root, generated_dir
-    from ummaya.runtime.assemble import build_engine
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.eval_turns import evaluate, format_report, load
     from ummaya.runtime.plan.protocol import ProviderError
@@ -224,12 +223,11 @@ def turns(planner: str, base_url: str | None, model: str | None, profile: str | 
     with tempfile.TemporaryDirectory(prefix="ummaya-eval-") as tmp:
         store = open_store(f"sqlite:///{Path(tmp) / 'eval.sqlite3'}")
         try:
-            from ummaya.runtime.assemble import fixed_clock
-            from ummaya.runtime.scenarios import SCENARIO_CLOCK
+            from ummaya.runtime.scenarios import scenario_engine
 
-            # Scenarios run at one pinned moment, like their tests (runtime/scenarios.py).
-            engine = build_engine(generated_dir(root), planner=planner_obj, store=store,
-                                  clock=fixed_clock(SCENARIO_CLOCK))
+            # The engine the scenario tests and `ummaya check` run on (runtime/scenarios.py): the
+            # pinned moment, no credentials; only the planner is this command's own.
+            engine = scenario_engine(generated_dir(root), planner=planner_obj, store=store)
             name = getattr(engine.planner, "model", None) or engine.planner.name
 
             def progress(row: object) -> None:
