@@ -74,15 +74,18 @@ def _candidate(m: Manifest, strong: bool = True) -> dict[str, Any]:
 def _named_code_first(ranked: list[dict[str, Any]], catalog: Catalog, request: str) -> list[dict[str, Any]]:
     """Among the top candidates, a find that takes the closed vocabulary the request names (정신과 →
     a specialty) goes before finds that take nothing the request names (「정신과 상담받을 곳 근처」 is
-    no pharmacy question). Only words of three syllables or more count (아이, 허리 say too little)."""
+    no pharmacy question). A synonym counts from three syllables (아이, 허리 say too little); one
+    of the field's official labels, as its manifest declares them (x-enum-labels: 청년, 다자녀),
+    counts at any length, as a whole word."""
     from ..understand import table
-    from ..understand.labels import named_terms
+    from ..understand.labels import named_terms, names_official_label
 
     def named(m: Manifest) -> bool:
         for prop in (m.input_schema.get("properties") or {}).values():
             st = table.slot_of(prop)
             if st is not None and st.class_ == "code" and st.vocabulary and any(
-                    n >= 3 for n, _label in named_terms(request, st.vocabulary)):
+                    n >= 3 or names_official_label(request, prop, label)
+                    for n, label in named_terms(request, st.vocabulary)):
                 return True
         return False
 
