@@ -221,6 +221,21 @@ def month_in(text: str, now: dt.datetime) -> int | None:
 # -- date --------------------------------------------------------------------------------------------
 
 
+def _told_as_past(text: str, end: int) -> bool:
+    """Whether the clause a day without a year ends is told in the past tense: the first predicate
+    after it is past (「11월 20일에 이사했는데」). A day the verb takes as its target (「12월 20일로
+    예약했는데」: booked in the past, for that day) is no past event."""
+    rest = text[end:]
+    if rest.lstrip().startswith(grammar.TARGET_PARTICLES):
+        return False
+    for word in grammar.eojeols(rest)[:3]:
+        if grammar.past_tense(word):
+            return True
+        if grammar.is_predicate(word):
+            return False
+    return False
+
+
 def _weekday_after(today: dt.date, wd: int) -> dt.date:
     return today + dt.timedelta(days=(wd - today.weekday()) % 7)
 
@@ -251,6 +266,9 @@ def date_in(text: str, now: dt.datetime) -> dt.date | None:
             d = dt.date(today.year, int(m.group(1)), int(m.group(2)))
         except ValueError:
             return None
+        if _told_as_past(text, m.end()):
+            # 「11월 20일에 이사했는데」: what happened on that day is past, so the last such day.
+            return d if d <= today else d.replace(year=today.year - 1)
         return d if d >= today else d.replace(year=today.year + 1)
     monday = today - dt.timedelta(days=today.weekday())
     for m in _WEEK_DAY.finditer(text):
