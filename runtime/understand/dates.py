@@ -465,8 +465,15 @@ def without_time_words(text: str) -> str:
     return _time_phrase_rx(table.folder()).sub(" ", text)
 
 
-_EN_DATE = re.compile(r"\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+((?:19|20)\d{2}))?\b", re.I)
-_EN_DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(january|february|march|april|may|june|july|august|september|october|november|december)\s*,?\s*((?:19|20)\d{2})?\b", re.I)
+@lru_cache(maxsize=4)
+def _en_date_rx(generated: Path) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """("November 20[, 2026]", "2 March[ 1955]") from the calendar vocabulary's English month
+    words (registry/_vocab/calendar.yaml ``months``, compiled by the build): the words are data,
+    the two orders a date takes in English are grammar."""
+    words = sorted((w for w in _cal(generated).get("months", {}) if w.isascii()), key=len, reverse=True)
+    alt = "|".join(re.escape(w) for w in words) or "(?!)"
+    return (re.compile(rf"\b({alt})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+((?:19|20)\d{{2}}))?\b", re.I),
+            re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({alt})\b\.?\s*,?\s*((?:19|20)\d{{2}})?\b", re.I))
 
 
 def _en_month(word: str) -> int | None:
@@ -476,11 +483,12 @@ def _en_month(word: str) -> int | None:
 def english_dates(text: str) -> list[tuple[int, int, int | None, int, int]]:
     """(month, day, year or None, start, end) of every English date ("November 20", "2 March 1955")."""
     out = []
-    for m in _EN_DATE.finditer(text):
+    md, dmy = _en_date_rx(table.folder())
+    for m in md.finditer(text):
         month = _en_month(m.group(1))
         if month:
             out.append((month, int(m.group(2)), int(m.group(3)) if m.group(3) else None, m.start(), m.end()))
-    for m in _EN_DATE_DMY.finditer(text):
+    for m in dmy.finditer(text):
         month = _en_month(m.group(2))
         if month:
             out.append((month, int(m.group(1)), int(m.group(3)) if m.group(3) else None, m.start(), m.end()))
