@@ -91,11 +91,15 @@ def _named_code_first(ranked: list[dict[str, Any]], catalog: Catalog, request: s
 
     if ranked and ranked[0].get("carried"):
         return ranked  # the conversation pins its intent (a follow-up): not re-ranked here
-    top = [catalog.adapters.get(c["adapter_id"]) for c in ranked[:4]]
-    hit = next((i for i, m in enumerate(top) if m is not None and m.primitive != "locate" and named(m)), None)
+    # The first four answering candidates: locate steps (a place search that the request's 「어디
+    # 있어」 ranks first) are helpers of a find, not its rivals, so they do not use up the window —
+    # with 159 adapters two of them pushed hira_hospitals out of it for 「신경과 어디 있어 … 근처」.
+    finds = [i for i, c in enumerate(ranked)
+             if (m := catalog.adapters.get(c["adapter_id"])) is not None and m.primitive != "locate"][:4]
+    hit = next((i for i in finds if named(catalog.adapters[ranked[i]["adapter_id"]])), None)
     if hit is None:
         return ranked
-    first_find = next((i for i, m in enumerate(top) if m is not None and m.primitive != "locate"), hit)
+    first_find = finds[0]
     if first_find < hit and _covers_the_request(ranked[first_find]) and not _covers_the_request(ranked[hit]):
         # Retrieval matched every word of the request to the first find (「한부모가족 아동양육비
         # 선정기준 자세히」 → the detail adapter): a code the request also names does not outrank it.

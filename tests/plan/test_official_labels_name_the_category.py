@@ -24,3 +24,12 @@ def test_an_official_label_counts_only_as_a_whole_word_of_the_field():
     assert names_official_label("아동을 위한 복지", prop, "아동")  # before a particle
     assert not names_official_label("아동수당 얼마야?", prop, "아동")  # another word it starts
     assert not names_official_label("청년 지원", prop, "청년")  # not this field's label
+
+
+def test_locate_steps_ranked_first_do_not_push_the_named_find_out(engine):
+    # 「어디 있어」 ranks two place searches first; the specialty the request names still brings
+    # the hospital search forward (it was fifth, outside a window counting the locates).
+    r = ask(engine, "신경과 어디 있어 36.6424, 127.489 근처")
+    assert r.stop_reason == "completed", r.answer
+    [args] = [c["arguments"] for c in r.calls if c["adapter_id"] == "hira_hospitals"]
+    assert args["latitude"] == 36.6424 and args.get("specialty")
