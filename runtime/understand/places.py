@@ -412,8 +412,19 @@ def without_value_labels(words: list[str], is_value: Any) -> list[str]:
 
 
 def find_place(text: str, language: str, exclude: frozenset[str] = frozenset()) -> str | None:
-    """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스."""
-    return place_span(without_personal(text), language, exclude)
+    """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스.
+    A span that is only a kind of place (시청, 역, 터미널: a place suffix with no name of its own,
+    and no known place) names none: every city has one, so the engine asks which."""
+    span = place_span(without_personal(text), language, exclude)
+    if span is not None and is_only_a_kind(span):
+        return None
+    return span
+
+
+def is_only_a_kind(span: str) -> bool:
+    """``span`` is a place suffix alone (시청, 정류장), not a name (부산시청, 시청역 are known places)."""
+    kw = words()
+    return span in kw.place_suffixes and span not in kw.places
 
 
 # -- the readers' side ---------------------------------------------------------------------------
