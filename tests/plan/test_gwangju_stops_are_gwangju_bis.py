@@ -12,9 +12,9 @@ from tests.support.offline_turns import ask
 
 
 def test_a_gwangju_stop_asked_in_english_goes_to_gwangju_bis(engine):
-    r = ask(engine, "Next bus at the 유스퀘어 stop in Gwangju?")
+    r = ask(engine, "Next bus at the 금남로4가 stop in Gwangju?")
     assert [(c["adapter_id"], c["arguments"].get("stop_name")) for c in r.calls][:1] == [
-        ("gwangju_bus_arrivals", "유스퀘어")], r.calls
+        ("gwangju_bus_arrivals", "금남로4가")], r.calls
 
 
 def test_another_city_stays_with_tago(engine):
