@@ -74,25 +74,32 @@ def _candidate(m: Manifest, strong: bool = True) -> dict[str, Any]:
 def _named_code_first(ranked: list[dict[str, Any]], catalog: Catalog, request: str) -> list[dict[str, Any]]:
     """Among the top candidates, a find that takes the closed vocabulary the request names (정신과 →
     a specialty) goes before finds that take nothing the request names (「정신과 상담받을 곳 근처」 is
-    no pharmacy question). Only words of three syllables or more count (아이, 허리 say too little)."""
+    no pharmacy question). A synonym counts from three syllables (아이, 허리 say too little); one
+    of the field's official labels, as its manifest declares them (x-enum-labels: 청년, 다자녀),
+    counts at any length, as a whole word."""
     from ..understand import table
-    from ..understand.labels import named_terms
+    from ..understand.labels import named_terms, names_official_label
 
     def named(m: Manifest) -> bool:
         for prop in (m.input_schema.get("properties") or {}).values():
             st = table.slot_of(prop)
             if st is not None and st.class_ == "code" and st.vocabulary and any(
-                    n >= 3 for n, _label in named_terms(request, st.vocabulary)):
+                    n >= 3 or names_official_label(request, prop, label)
+                    for n, label in named_terms(request, st.vocabulary)):
                 return True
         return False
 
     if ranked and ranked[0].get("carried"):
         return ranked  # the conversation pins its intent (a follow-up): not re-ranked here
-    top = [catalog.adapters.get(c["adapter_id"]) for c in ranked[:4]]
-    hit = next((i for i, m in enumerate(top) if m is not None and m.primitive != "locate" and named(m)), None)
+    # The first four answering candidates: locate steps (a place search that the request's 「어디
+    # 있어」 ranks first) are helpers of a find, not its rivals, so they do not use up the window —
+    # with 159 adapters two of them pushed hira_hospitals out of it for 「신경과 어디 있어 … 근처」.
+    finds = [i for i, c in enumerate(ranked)
+             if (m := catalog.adapters.get(c["adapter_id"])) is not None and m.primitive != "locate"][:4]
+    hit = next((i for i in finds if named(catalog.adapters[ranked[i]["adapter_id"]])), None)
     if hit is None:
         return ranked
-    first_find = next((i for i, m in enumerate(top) if m is not None and m.primitive != "locate"), hit)
+    first_find = finds[0]
     if first_find < hit and _covers_the_request(ranked[first_find]) and not _covers_the_request(ranked[hit]):
         # Retrieval matched every word of the request to the first find (「한부모가족 아동양육비
         # 선정기준 자세히」 → the detail adapter): a code the request also names does not outrank it.

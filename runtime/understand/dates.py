@@ -221,6 +221,21 @@ def month_in(text: str, now: dt.datetime) -> int | None:
 # -- date --------------------------------------------------------------------------------------------
 
 
+def _told_as_past(text: str, end: int) -> bool:
+    """Whether the clause a day without a year ends is told in the past tense: the first predicate
+    after it is past (「11월 20일에 이사했는데」). A day the verb takes as its target (「12월 20일로
+    예약했는데」: booked in the past, for that day) is no past event."""
+    rest = text[end:]
+    if rest.lstrip().startswith(grammar.TARGET_PARTICLES):
+        return False
+    for word in grammar.eojeols(rest)[:3]:
+        if grammar.past_tense(word):
+            return True
+        if grammar.is_predicate(word):
+            return False
+    return False
+
+
 def _weekday_after(today: dt.date, wd: int) -> dt.date:
     return today + dt.timedelta(days=(wd - today.weekday()) % 7)
 
@@ -251,6 +266,9 @@ def date_in(text: str, now: dt.datetime) -> dt.date | None:
             d = dt.date(today.year, int(m.group(1)), int(m.group(2)))
         except ValueError:
             return None
+        if _told_as_past(text, m.end()):
+            # 「11월 20일에 이사했는데」: what happened on that day is past, so the last such day.
+            return d if d <= today else d.replace(year=today.year - 1)
         return d if d >= today else d.replace(year=today.year + 1)
     monday = today - dt.timedelta(days=today.weekday())
     for m in _WEEK_DAY.finditer(text):
@@ -447,8 +465,15 @@ def without_time_words(text: str) -> str:
     return _time_phrase_rx(table.folder()).sub(" ", text)
 
 
-_EN_DATE = re.compile(r"\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+((?:19|20)\d{2}))?\b", re.I)
-_EN_DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(january|february|march|april|may|june|july|august|september|october|november|december)\s*,?\s*((?:19|20)\d{2})?\b", re.I)
+@lru_cache(maxsize=4)
+def _en_date_rx(generated: Path) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """("November 20[, 2026]", "2 March[ 1955]") from the calendar vocabulary's English month
+    words (registry/_vocab/calendar.yaml ``months``, compiled by the build): the words are data,
+    the two orders a date takes in English are grammar."""
+    words = sorted((w for w in _cal(generated).get("months", {}) if w.isascii()), key=len, reverse=True)
+    alt = "|".join(re.escape(w) for w in words) or "(?!)"
+    return (re.compile(rf"\b({alt})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+((?:19|20)\d{{2}}))?\b", re.I),
+            re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({alt})\b\.?\s*,?\s*((?:19|20)\d{{2}})?\b", re.I))
 
 
 def _en_month(word: str) -> int | None:
@@ -458,11 +483,12 @@ def _en_month(word: str) -> int | None:
 def english_dates(text: str) -> list[tuple[int, int, int | None, int, int]]:
     """(month, day, year or None, start, end) of every English date ("November 20", "2 March 1955")."""
     out = []
-    for m in _EN_DATE.finditer(text):
+    md, dmy = _en_date_rx(table.folder())
+    for m in md.finditer(text):
         month = _en_month(m.group(1))
         if month:
             out.append((month, int(m.group(2)), int(m.group(3)) if m.group(3) else None, m.start(), m.end()))
-    for m in _EN_DATE_DMY.finditer(text):
+    for m in dmy.finditer(text):
         month = _en_month(m.group(2))
         if month:
             out.append((month, int(m.group(1)), int(m.group(3)) if m.group(3) else None, m.start(), m.end()))

@@ -138,6 +138,16 @@ _N_FINAL = 4  # the final-consonant index of ㄴ
 _PAST_OR_BE = frozenset("했있없었았겠였됐왔갔봤줬")
 
 
+_SSANG_SIOT = 20  # the final-consonant index of ㅆ, the past-tense 받침 (했, 었, 갔, 됐 …)
+
+
+def past_tense(word: str) -> bool:
+    """A predicate in the past tense (이사했는데, 왔어요, 늦었나): a syllable closed by ㅆ, except
+    있 (being: 「있어」 is present) and 겠 (conjecture or future)."""
+    # Korean nouns hardly ever close a syllable with ㅆ, so the 받침 alone marks the verb form.
+    return any(final_consonant(ch) == _SSANG_SIOT and ch not in "있겠" for ch in word)
+
+
 def hearsay(word: str) -> bool:
     """「온대」, 「간대요」, 「했대」, 「있대」: the hearsay ending -ㄴ대/-었대 after a verb, never the 대 of a name
     (첨성대, 동아대: the syllable before has no ㄴ and is no past or being form)."""
@@ -162,6 +172,9 @@ def copula_noun(word: str) -> str | None:
 # Numerals with their units (년, 월, 일, 주, 시, 분, 반) and the postpositions of time (뒤, 후, 전): the
 # forms a date or a time takes (runtime/understand/dates.py reads them; the words are calendar data).
 DAY_UNIT = "일"
+# Particles that make a day the target of a verb (「12월 20일로 예약했는데」, 「까지 내야 해」), not
+# the time the clause happened.
+TARGET_PARTICLES = ("로", "으로", "까지")
 BEFORE = frozenset({"전"})
 AFTER = ("뒤", "후", "있다가", "지나")
 _DIR = "|".join((*AFTER, *BEFORE))
@@ -224,5 +237,5 @@ def eojeols(text: str) -> list[str]:
 
 
 __all__ = ["AFTER_CONSONANT", "AFTER_VOWEL", "COPULA_END", "DIRECTIONAL", "ends_like_directional", "NEUTRAL", "PARTICLES", "POLITE_END", "PREDICATE_END",
-           "copula_noun", "eojeols", "final_consonant", "has_batchim", "is_hangul", "is_predicate", "particle_fits",
+           "copula_noun", "eojeols", "final_consonant", "has_batchim", "is_hangul", "is_predicate", "past_tense", "particle_fits",
            "sino_number", "split_particle", "strip_particle"]

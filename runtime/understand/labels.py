@@ -92,6 +92,25 @@ def match_labels(text: str, labels: dict[str, str], vocabulary: str | None) -> s
     return best[1] if best else None
 
 
+def names_official_label(text: str, prop: dict[str, Any], label: str) -> bool:
+    """Whether ``label`` (a term of the slot type's vocabulary the text names) is one of the
+    field's official labels (``x-enum-labels``; a part of a joined one: 한부모·조손 → 한부모) and the
+    text names it itself, as a whole word. The manifest declares these as the words its upstream's
+    categories go by, so a short one (청년) is as clear as a long synonym; a longer word it only
+    starts (아동수당) is another thing."""
+    low, want = text.lower(), label.lower()
+    official = {part for v in (prop.get("x-enum-labels") or {}).values()
+                for part in {str(v).lower(), *re.split(r"[·,/()\s]+", str(v).lower())} if len(part) >= 2}
+    if want not in official:
+        return False
+    at = low.find(want)
+    while at >= 0:
+        if (at == 0 or low[at - 1] in _KO_BEFORE) and _ends_word(low, at + len(want)):
+            return True
+        at = low.find(want, at + 1)
+    return False
+
+
 def typed(code: Any, enum: list[Any]) -> Any:
     for value in enum:
         if str(value) == str(code):
@@ -155,4 +174,4 @@ def _codes(generated: Path, name: str) -> dict[str, str]:
     return {t["label"]: t["code"] for t in vocab.terms(name) if t.get("code")}
 
 
-__all__ = ["match_labels", "named_terms", "read_label", "resolve_enum", "terms_of", "typed"]
+__all__ = ["match_labels", "named_terms", "names_official_label", "read_label", "resolve_enum", "terms_of", "typed"]

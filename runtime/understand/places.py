@@ -412,8 +412,19 @@ def without_value_labels(words: list[str], is_value: Any) -> list[str]:
 
 
 def find_place(text: str, language: str, exclude: frozenset[str] = frozenset()) -> str | None:
-    """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스."""
-    return place_span(without_personal(text), language, exclude)
+    """The place phrase a citizen anchors a request on: 「동아대 승학캠퍼스 근처 …」 → 동아대 승학캠퍼스.
+    A span that is only a kind of place (시청, 역, 터미널: a place suffix with no name of its own,
+    and no known place) names none: every city has one, so the engine asks which."""
+    span = place_span(without_personal(text), language, exclude)
+    if span is not None and is_only_a_kind(span):
+        return None
+    return span
+
+
+def is_only_a_kind(span: str) -> bool:
+    """``span`` is a place suffix alone (시청, 정류장), not a name (부산시청, 시청역 are known places)."""
+    kw = words()
+    return span in kw.place_suffixes and span not in kw.places
 
 
 # -- the readers' side ---------------------------------------------------------------------------
@@ -451,8 +462,10 @@ def read_region_value(req: Any) -> Any:
         if own is None:
             return None
         return official_code(region, own)
-    if region is None and req.prop.get("enum") and (named := _enum_word(req)) is not None:
-        return named  # 「전국 미세먼지」: a value of the field's own list, named as it is
+    if region is None and req.prop.get("enum") and (named := _enum_word(req) or _label_word(req)) is not None:
+        # 「전국 미세먼지」: a value of the field's own list, named as it is; 「전국 기상특보」: a word
+        # of one of its labels (전국 (기상청) → 108), the code the manifest declares for it.
+        return named
     if region is None:
         if level == "sigungu" and not req.prop.get("enum") and (named := regions.sigungu_name_in(req.text)):
             return named  # 「중구 응급실」: kept while the engine asks which 시·도
@@ -487,6 +500,21 @@ def _enum_word(req: Any) -> Any:
         v = str(value)
         if len(v) >= 2 and not v.isdigit() and any(grammar.strip_particle(w) == v or w == v for w in grammar.eojeols(req.text)):
             return value
+    return None
+
+
+def _label_word(req: Any) -> Any:
+    """The code whose label (x-enum-labels), or one part of it (「전국 (기상청)」 → 전국, 기상청),
+    the request names as a word of its own — read only when the request names no region, so a
+    region's own reading (its names against the labels) is never overridden."""
+    from .labels import typed
+
+    enum = req.prop.get("enum") or []
+    words = {w for e in grammar.eojeols(req.text) for w in (e, grammar.strip_particle(e))}
+    for code, label in (req.prop.get("x-enum-labels") or {}).items():
+        parts = {p for p in re.split(r"[·,/()\s]+", str(label)) if len(p) >= 2}
+        if parts & words:
+            return typed(code, enum)
     return None
 
 
