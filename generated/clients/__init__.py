@@ -160,5 +160,6 @@ ADAPTERS = (
     "welfare_application_submit",
     "welfare_eligibility_check",
     "wetax_local_tax_payment_handoff",
+    "work24_job_postings",
     "work24_unemployment_benefit_handoff",
 )
