@@ -34,6 +34,7 @@ ADAPTERS = (
     "hometax_eitc_apply_handoff",
     "hometax_income_tax_filing",
     "hometax_year_end_settlement_handoff",
+    "hrd_training_courses",
     "hug_jeonse_guarantee_handoff",
     "iiac_flight_status",
     "iros_property_register_handoff",
