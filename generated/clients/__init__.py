@@ -107,6 +107,7 @@ ADAPTERS = (
     "mois_public_baths",
     "mois_public_cctv",
     "mois_school_facility_safety",
+    "moleg_law_search",
     "molit_apartment_rent_prices",
     "molit_apartment_trade_prices",
     "molit_building_register",
