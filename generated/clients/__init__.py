@@ -119,6 +119,7 @@ ADAPTERS = (
     "msit_rnd_announcements",
     "mss_sme_support_notices",
     "mydata_consent",
+    "nec_election_results",
     "nec_polling_places",
     "neis_certificate_handoff",
     "neis_school_info",
