@@ -81,6 +81,7 @@ ADAPTERS = (
     "kto_tour_nearby",
     "kto_tour_search",
     "lh_lease_sale_notices",
+    "library_book_availability",
     "mfds_dur_coadministration",
     "mfds_dur_elderly",
     "mfds_dur_pregnancy",
