@@ -23,6 +23,7 @@ async def moleg_law_search(
     law_name: str,
     article: str | None = None,
     mst: str | None = None,
+    law_title: str | None = None,
     limit: int = 3,
     mode: Literal["auto", "live", "mock"] = "auto",
 ) -> MolegLawSearchOutput:
@@ -36,6 +37,7 @@ async def moleg_law_search(
         "law_name": law_name,
         "article": article,
         "mst": mst,
+        "law_title": law_title,
         "limit": limit,
     }).model_dump(mode="json", by_alias=True, exclude_none=True)
     return typed(await dispatcher.call(ADAPTER_ID, args, mode=mode), MolegLawSearchOutput)

@@ -12,4 +12,5 @@ class MolegLawSearchInput(BaseModel):
     law_name: constr(min_length=2, max_length=60) = Field(..., description="The statute's Korean name (lawSearch query), e.g. 주택임대차보호법")
     article: constr(pattern=r'^[0-9]{1,4}$') | None = Field(None, description="The article's number (조문번호), e.g. 3 for 제3조; the first articles when absent")
     mst: constr(pattern=r'^[0-9]{1,10}$') | None = Field(None, description='법령일련번호 (MST) from the search step')
+    law_title: str | None = Field(None, description='법령명한글 as the search step found it')
     limit: conint(ge=1, le=10) | None = Field(3, description='How many articles')

@@ -20,6 +20,7 @@ class MolegLawSearchOutputItemsItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
+    law: str | None = Field(None, description='법령명 (from the search step), e.g. 주택임대차보호법')
     number: str = Field(..., description='조문번호')
     branch: str | None = Field(None, description='조문가지번호 (2 for 제3조의2)')
     kind: str | None = Field(None, description='조문여부: 조문 (an article) or 전문 (a chapter heading)')
