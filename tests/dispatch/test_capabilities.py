@@ -746,3 +746,15 @@ def test_an_output_field_can_quote_what_a_step_resolved(tmp_path, srv):
     out = run(mock(tmp_path, m, bodies).call("holding_test", {"title": "채식주의자", "region": "21"}))
     assert out.output["items"][0]["library"] == "부산광역시립시민도서관" and out.fixture == "busan"
 
+
+
+def test_mock_picks_the_recording_whose_request_differs_only_by_step_picks():
+    from ummaya.runtime.dispatch.fixtures import pick_fixture
+
+    def fx(name: str, title: str) -> dict:
+        return {"name": name, "source": "synthetic", "response": f"{name}.json",
+                "request": {"title": title, "region": "21", "lib_name": f"{title} 도서관"},
+                "expected": {"items": [], "total_count": 0}}
+
+    m = Manifest.model_validate({**HOLDING.model_dump(), "fixtures": [fx("a", "채식주의자"), fx("b", "아몬드")]})
+    assert pick_fixture(m, {"title": "아몬드", "region": "21"}, None).name == "b"
