@@ -75,6 +75,12 @@ def check_response_fields(lm: LoadedManifest, resolved: Manifest | None) -> list
     for name, spec in up.fields.items():
         source = spec if isinstance(spec, str) else spec.source
         head = source.split(".", 1)[0]
+        if source.startswith("$input."):
+            # The call's own argument: an input field or a step's pick.
+            known = set((resolved.input_schema or {}).get("properties", {})) | {k for st in up.chain() for k in st.pick}
+            if source[len("$input."):] not in known:
+                problems.append(Problem(src.rel, src.line_of(("upstream", "fields", name)), f"upstream.fields.{name}: '{source}' names no input field nor step pick ({', '.join(sorted(known)) or 'none'})"))
+            continue
         if source.startswith("$"):
             if source not in computed:
                 problems.append(Problem(src.rel, src.line_of(("upstream", "fields", name)), f"upstream.fields.{name}: '{source}' is computed only with {'upstream.after.nearest' if source == '$distance_km' else 'upstream.coordinates'} declared (computed values: $latitude, $longitude, $distance_km)"))

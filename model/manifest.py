@@ -273,7 +273,8 @@ class FieldMap(Strict):
     source: str = Field(
         description="Dotted path inside the upstream record, or a value the engine computed: "
         "$latitude, $longitude (the record's position in WGS84, from upstream.coordinates), "
-        "$distance_km (from the citizen's coordinates, after.nearest)"
+        "$distance_km (from the citizen's coordinates, after.nearest), $input.<field> (the call's own "
+        "argument, e.g. a name a step resolved, for operations that answer about a code only)"
     )
     transform: str | None = Field(
         default=None,

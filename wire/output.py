@@ -37,13 +37,18 @@ def _camel(name: str) -> str:
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-def _project_record(rec: Any, upstream: Upstream, index: int) -> Any:
+INPUT_PREFIX = "$input."
+
+
+def _project_record(rec: Any, upstream: Upstream, index: int, inputs: Mapping[str, Any] | None = None) -> Any:
     if not upstream.fields:
         return rec
     out: dict[str, Any] = {}
     for name, spec in upstream.fields.items():
         source, transform = (spec, None) if isinstance(spec, str) else (spec.source, spec.transform)
-        value = get_path(rec, source)
+        # ``$input.<field>``: the call's own argument — what a step resolved (a library's or a
+        # statute's name) — because some operations answer about a code without naming it.
+        value = (inputs or {}).get(source[len(INPUT_PREFIX):]) if source.startswith(INPUT_PREFIX) else get_path(rec, source)
         if transform:
             try:
                 value = apply_transform(transform, value)
@@ -90,9 +95,11 @@ def build_output(
     args: dict[str, Any] | None = None,
     more: list[Parsed] | None = None,
     sent: Mapping[str, str] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``more``: later pages (``upstream.paging``); ``args`` feed ``upstream.after``; ``sent``: the
-    main request's parameters (``upstream.columns_to_rows.base``)."""
+    main request's parameters (``upstream.columns_to_rows.base``); ``inputs``: the arguments the
+    ``$input.<field>`` sources read (default ``args``; the dispatcher adds what its steps filled)."""
     records = records_from(parsed, upstream, sent)
     for page in more or []:
         records += records_from(page, upstream, sent)
@@ -109,7 +116,7 @@ def build_output(
     item_schema = _item_schema(output_schema)
     items = []
     for i, rec in enumerate(records):
-        item = _project_record(rec, upstream, i)
+        item = _project_record(rec, upstream, i, inputs if inputs is not None else args)
         items.append(
             coerce_object(item, item_schema)
             if isinstance(item, dict)

@@ -472,6 +472,8 @@ class Dispatcher:
             output = build_output(
                 parsed, run.upstream, run.manifest.output_schema,
                 run.after_args if run.after_args is not None else args, more, run.sent,
+                # $input fields: the steps' picks, and in Mock the recording's own request over them.
+                inputs={**args, **(run.after_args or {})},
             )
         except UpstreamError as exc:
             out = error_outcome(run.manifest.id, tier, exc, t0)

@@ -41,6 +41,16 @@ def pick_fixture(manifest: Manifest, args: Mapping[str, Any], name: str | None) 
     for f in normal:
         if with_defaults(manifest.input_schema, f.request) == dict(args):
             return f
+    # A recording's request may also name what its steps resolved (a law's or library's name, for
+    # the $input fields of its expected output): the citizen never gives those, so they do not
+    # count against the match.
+    picks = {k for step in manifest.upstream.chain() for k in step.pick} if manifest.upstream else set()
+    if picks:
+        asked = dict(args)
+        for f in normal:
+            recorded = with_defaults(manifest.input_schema, f.request)
+            if {k: v for k, v in recorded.items() if k not in picks or k in asked} == asked:
+                return f
     # Otherwise the recording nearest to the place asked about (same region, else distance).
     from .fixture_place import nearest
 

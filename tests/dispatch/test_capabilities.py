@@ -689,3 +689,72 @@ def test_mock_replaying_another_items_recording_matches_its_steps_as_recorded(tm
     out = run(d.call("trains_test", {"from_city": "25", "from_station": "서대전", "to_city": "21", "to_station": "강릉"}))
     assert out.status == "ok" and out.output["items"] == [{"train": "101"}] and out.fixture == "daejeon_busan"
     assert "depPlaceId=NAT011668" in out.upstream_url and "arrPlaceId=NAT014445X" in out.upstream_url
+
+
+# -- an output field from the call's own arguments ($input.<field>) -------------------------------
+
+# 도서관 정보나루's bookExist answers about a library code and an ISBN without naming either:
+# {"response": {"request": {isbn13, libCode}, "result": {hasBook, loanAvailable}}}. The names
+# come from the steps that resolved the codes (srchBooks, libSrchByBook).
+HOLDING = manifest(
+    "holding_test",
+    credentials=["DATA_GO_KR_SERVICE_KEY"],
+    input_schema={"type": "object", "properties": {
+        "title": {"type": "string"}, "region": {"type": "string"}, "isbn": {"type": "string"},
+        "book_title": {"type": "string"}, "lib_code": {"type": "string"}, "lib_name": {"type": "string"}}},
+    upstream={
+        "profile": "data_go_kr",
+        "path": "/api/bookExist",
+        "envelope": {"kind": "json"},
+        "params": {"isbn13": "isbn", "libCode": "lib_code"},
+        "steps": [
+            {"id": "book", "when_missing": "isbn", "path": "/api/srchBooks", "params": {"title": "title"},
+             "envelope": {"kind": "json"}, "record_path": "response.docs",
+             "pick": {"isbn": "doc.isbn13", "book_title": "doc.bookname"}},
+            {"id": "library", "when_missing": "lib_code", "path": "/api/libSrchByBook",
+             "params": {"isbn": "isbn", "region": "region"}, "envelope": {"kind": "json"}, "record_path": "response.libs",
+             "pick": {"lib_code": "lib.libCode", "lib_name": "lib.libName"}},
+        ],
+        "record_path": "response.result",
+        "fields": {"library": "$input.lib_name", "book": "$input.book_title", "has_book": "hasBook", "loan": "loanAvailable"},
+    },
+    output_schema=item_schema({"library": {"type": ["string", "null"]}, "book": {"type": ["string", "null"]},
+                               "has_book": {"type": "string"}, "loan": {"type": "string"}}),
+)
+BOOKS = json.dumps({"response": {"request": {"title": "채식주의자"}, "numFound": 1,
+                                 "docs": [{"doc": {"bookname": "채식주의자", "isbn13": "9788936433598"}}]}}, ensure_ascii=False).encode()
+LIBS = json.dumps({"response": {"request": {"isbn": "9788936433598", "region": "21"}, "numFound": 1,
+                                "libs": [{"lib": {"libCode": "121009", "libName": "부산광역시립시민도서관"}}]}}, ensure_ascii=False).encode()
+EXIST = json.dumps({"response": {"request": {"isbn13": "9788936433598", "libCode": "121009"},
+                                 "result": {"hasBook": "Y", "loanAvailable": "N"}}}).encode()
+
+
+def test_an_output_field_can_quote_what_a_step_resolved(tmp_path, srv):
+    srv.route("/api/srchBooks", Reply(body=BOOKS))
+    srv.route("/api/libSrchByBook", Reply(body=LIBS))
+    srv.route("/api/bookExist", Reply(body=EXIST))
+    out = run(live(tmp_path, HOLDING, srv).call("holding_test", {"title": "채식주의자", "region": "21"}, mode="live"))
+    assert out.status == "ok", out.error_message
+    assert out.output["items"] == [{"library": "부산광역시립시민도서관", "book": "채식주의자", "has_book": "Y", "loan": "N"}]
+    main = srv.seen("/api/bookExist")[0]
+    assert (main.param("isbn13"), main.param("libCode")) == ("9788936433598", "121009")
+    # The same bodies in Mock: the steps' picks reach the answer too.
+    bodies = {"b.json": EXIST, "b.book.json": BOOKS, "b.library.json": LIBS}
+    m = Manifest.model_validate({**HOLDING.model_dump(), "fixtures": [{
+        "name": "busan", "source": "synthetic", "request": {"title": "채식주의자", "region": "21"},
+        "response": "b.json", "expected": {"items": [], "total_count": 0}}]})
+    out = run(mock(tmp_path, m, bodies).call("holding_test", {"title": "채식주의자", "region": "21"}))
+    assert out.output["items"][0]["library"] == "부산광역시립시민도서관" and out.fixture == "busan"
+
+
+
+def test_mock_picks_the_recording_whose_request_differs_only_by_step_picks():
+    from ummaya.runtime.dispatch.fixtures import pick_fixture
+
+    def fx(name: str, title: str) -> dict:
+        return {"name": name, "source": "synthetic", "response": f"{name}.json",
+                "request": {"title": title, "region": "21", "lib_name": f"{title} 도서관"},
+                "expected": {"items": [], "total_count": 0}}
+
+    m = Manifest.model_validate({**HOLDING.model_dump(), "fixtures": [fx("a", "채식주의자"), fx("b", "아몬드")]})
+    assert pick_fixture(m, {"title": "아몬드", "region": "21"}, None).name == "b"

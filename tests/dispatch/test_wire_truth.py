@@ -52,6 +52,10 @@ ENV = {
     "NEIS_API_KEY": "neis-key",
     "KMA_APIHUB_AUTH_KEY": "apihub-key",
     "SAFETYDATA_SERVICE_KEY": "safetydata-key",
+    "WORK24_JOB_POSTINGS_AUTH_KEY": "work24-jobs-key",
+    "WORK24_TRAINING_AUTH_KEY": "work24-training-key",
+    "LAW_GO_KR_OC": "law-oc",
+    "DATA4LIBRARY_AUTH_KEY": "data4library-key",
 }
 KST = dt.timezone(dt.timedelta(hours=9))
 NOON = FixedClock(dt.datetime(2026, 12, 1, 12, 30, tzinfo=KST))
