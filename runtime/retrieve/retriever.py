@@ -16,7 +16,7 @@ document; unknown words count against it. The best candidate is kept when its co
 size), is at least ``abstain_text`` (a long paraphrase can match strongly on a few words);
 otherwise ``[]`` (what the turn reports as ``no_adapter``). Time and quantity words (지금, 오늘,
 언제, 얼마, 몇 …) and location cues rank but are no evidence: they belong to every kind of
-question. One fallback: when nothing fits but the request asks *where* something is and is mostly
+question (registry/_vocab/retrieval_words.yaml). One fallback: when nothing fits but the request asks *where* something is and is mostly
 words no adapter knows, it is a named-place lookup, and the ``locate`` adapters that take a
 free-text ``place`` go first. Thresholds were tuned on the eval set's tune split only
 (evals/README.md).
@@ -118,20 +118,33 @@ ACTION_PRIMITIVES = frozenset({"send", "check"})
 # 싸) and 어디가 (which place is best: 어디가 좋아) ask for a recommendation, not where a named place
 # is, so they are no such cue.
 PLACE_LOOKUP_CUE = re.compile(r"어디(?![서가])|어딨|어딘|위치|\b(where|location|locate)\b", re.I)
-# Location cues are carried by the intent signal; a request is not "covered" because an adapter
-# also says 근처 or where, and they do not count against coverage either.
-COVERAGE_NEUTRAL = frozenset(
-    "g:어디 g:어딨 g:근처 g:가까 g:까운 g:주변 g:where g:near g:nearbi g:nearest g:closest g:around".split()
-)
-# Time and quantity deixis (지금, 오늘, 언제, 얼마, 몇 …) belongs to every kind of question — 「비트코인
-# 지금 얼마」 and 「쿠팡 배송 언제 와」 are not about weather or buses. These words still rank (지금 날씨
-# prefers the nowcast) but are no evidence that anything fits: they count neither for coverage nor
-# for the text score the abstention reads. English counterparts are already stop words (now, when,
-# how …) except the ones below.
-# 법 stands alone only as "how to" (쓰는 법, 하는 법); as a topic it is part of a longer word (용법).
-_DEIXIS_WORDS = "지금 현재 오늘 내일 어제 모레 언제 얼마 무슨 어떤 어느 몇 법 today tomorrow tonight current".split()
-DEIXIS = frozenset(f"{family}:{g}" for family in "gm" for w in _DEIXIS_WORDS for g in grams(w))
-NO_EVIDENCE = COVERAGE_NEUTRAL | DEIXIS
+# Words that are the shape of a request, never its topic, are registry vocabulary
+# (registry/_vocab/retrieval_words.yaml): location cues (근처, where) are carried by the intent
+# signal, and time and quantity deixis (지금, 오늘, 언제, 얼마, 몇 …) belongs to every kind of question
+# (「비트코인 지금 얼마」 is not about weather). They still rank (지금 날씨 prefers the nowcast) but are
+# no evidence that anything fits: they count neither for coverage nor for the text score the
+# abstention reads. English counterparts are already stop words (now, when, how …) except the ones
+# the vocabulary lists.
+RETRIEVAL_WORDS = "retrieval_words"
+
+
+def _terms(words: frozenset[str], families: str) -> frozenset[str]:
+    return frozenset(f"{family}:{g}" for family in families for w in words for g in grams(w))
+
+
+def location_cues() -> frozenset[str]:
+    """Gram terms of the vocabulary's location cues: neutral for coverage (the intent signal
+    carries them)."""
+    from ummaya.runtime.understand import vocab
+
+    return _terms(vocab.words(RETRIEVAL_WORDS, "location_cues"), "g")
+
+
+def deixis() -> frozenset[str]:
+    """Terms (both families) of the vocabulary's time and quantity deixis."""
+    from ummaya.runtime.understand import vocab
+
+    return _terms(vocab.words(RETRIEVAL_WORDS, "deixis"), "gm")
 # The calendar vocabulary's relative time words (registry/_vocab/calendar.yaml: days, weeks,
 # relative months and years, now — 이번 달, 지난주, 내년) are deixis too: 「수도요금 이번 달 얼마야」
 # is not about the health-insurance premium because its examples say 이번 달. Weekdays, months and
@@ -145,7 +158,7 @@ def calendar_deixis() -> frozenset[str]:
 
     cal = vocab.calendar()
     words = {w for cls in CALENDAR_DEIXIS for phrase in cal.get(cls, ()) for w in str(phrase).lower().split()}
-    return frozenset(f"{family}:{g}" for family in "gm" for w in words for g in grams(w))
+    return _terms(frozenset(words), "gm")
 # Regional scope: an adapter run by a local government (its agency names a province or district)
 # serves that region. Unless the request names the region, a nationwide adapter should win, so a
 # regional adapter's score is multiplied by (1 - region_penalty) when the request names none of
@@ -277,7 +290,8 @@ class Retriever:
         self._existence: tuple[frozenset[str], frozenset[str]] | None = None
         self._facility_kinds: tuple[str, ...] | None = None
         # Switches for the ablation (bench/analyzers.py); the defaults are the tuned behaviour.
-        self.no_evidence = COVERAGE_NEUTRAL if deixis_is_evidence else NO_EVIDENCE | calendar_deixis()
+        self.deixis = deixis()
+        self.no_evidence = location_cues() | (frozenset() if deixis_is_evidence else self.deixis | calendar_deixis())
         self.place_lookup = place_lookup
         # BM25 scores grow with ln N through IDF; the text threshold is in units of ln N + 1 so
         # it means the same at 26 and at 10,000 adapters.
@@ -810,7 +824,7 @@ class Retriever:
         # forecast's own sentences say and a short-term one's example does not); plain deixis
         # (지금, 오늘) and arguments do not.
         topic, _ = self.examples.query([g for g in grams(query)
-                                        if f"g:{g}" not in arguments and f"g:{g}" not in DEIXIS])
+                                        if f"g:{g}" not in arguments and f"g:{g}" not in self.deixis])
         out = final
         for i in top:
             for_, against, owner = self.examples.redirect(i, qids, qidf, qnorm, topic)

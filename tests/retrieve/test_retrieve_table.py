@@ -135,7 +135,7 @@ def test_an_action_cue_is_no_topic(tmp_path, small_documents):
     r = Retriever(small_documents, cache_dir=tmp_path)
     cues = r.cue_terms("정화조 청소 신청하고 싶어")
     assert "g:신청" in cues and "g:정화" not in cues
-    assert not r.cue_terms("근처 약국 어디야")  # location cues are neutral already (COVERAGE_NEUTRAL)
+    assert not r.cue_terms("근처 약국 어디야")  # location cues are neutral already (retrieval_words.location_cues)
     # 신청 ranks (the send adapters come first) but covers nothing: the request is about 정화조
     terms, partial = r.analyse("정화조 청소 신청하고 싶어")
     assert r.match(terms, partial, cues).coverage.max() == 0.0
