@@ -184,3 +184,24 @@ def test_days_listed_after_their_month_are_backed_by_the_evidence_dates_only():
     assert check("영하인 날: 6일, 12일.", f).grounded
     v = check("영하인 날: 6일, 23일.", f)
     assert [r["claim"] for r in v.removed] == ["23일"], v.removed
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    # A statute's deeming (주택임대차보호법 제3조 ①) is the law's, not a report of this citizen's filing.
+    ("이 경우 전입신고를 한 때에 주민등록이 된 것으로 본다.", None),
+    ("등록을 한 때에는 신고가 된 것으로 보며, 그 효력은 다음 날부터 생긴다.", None),
+    # A condition says when something happens, not that it did (제3조 ②).
+    ("입주자가 그 주택을 인도받고 주민등록을 마쳤을 때에는 제1항을 준용한다.", None),
+    ("신청이 접수되었으면 문자가 옵니다", None),
+    ("전입신고를 마쳤습니다.", "completion"),
+    ("신청이 접수되었습니다", "completion"),
+    # What an upstream says happened, or seems to have happened, is still no completion it may show.
+    ("전입신고가 접수된 것으로 확인됩니다.", "completion"),
+    ("신고가 된 것으로 보입니다", "completion"),
+    ("등록된 걸로 나와요", "completion"),
+])
+def test_a_statutes_deeming_or_condition_is_not_a_completion(text, problem):
+    from ummaya.runtime.turn.claims import upstream_problem
+
+    found = upstream_problem(text)
+    assert (found[0] if found else None) == problem
