@@ -11,7 +11,7 @@ A service is cheap to derive: ``using(retriever=…, planner=…)`` gives one fo
 dispatcher and store. Its engine is built once and kept, so sessions and consents held in memory
 (no store) last as long as the service does.
 
-One trace per turn (runtime/turn/recording.py): the engine builds it, in one schema whatever the
+One trace per turn (runtime/turn/turn_trace.py): the engine builds it, in one schema whatever the
 surface (the request's ``TraceOrigin`` says which), and stores it before the turn's ``stop`` —
 through ``trace_writer`` (the server's batched writer) when the service has one, else straight into
 the store. A server that adds what it knows around the turn (its request states, public error
@@ -33,7 +33,7 @@ from ummaya.model.manifest import Manifest
 from .catalog import Catalog
 from .events import Event
 from .turn import TraceOrigin, TurnEngine, TurnRequest, TurnResult
-from .turn.recording import PendingTrace, Served
+from .turn.turn_trace import PendingTrace, Served
 from .turn.values import MCP_TOOL, CallEnd
 
 

@@ -148,7 +148,7 @@ class Service:
         from ummaya.runtime.store.trace_writer import TraceWriter
 
         self.traces = TraceWriter(self.store)  # its thread starts on the first trace
-        from ummaya.runtime.turn.recording import TraceSink
+        from ummaya.runtime.turn.turn_trace import TraceSink
 
         # Every trace this server stores goes through the writer: the pipeline's, and the turns'
         # of MCP over HTTP (``turns`` hands the writer to their engine).
@@ -238,7 +238,7 @@ class Service:
         or a turn that never finished — the same record with no turn in it."""
         if result is not None and result.trace is not None:
             return result.trace
-        from ummaya.runtime.turn.recording import PendingTrace
+        from ummaya.runtime.turn.turn_trace import PendingTrace
 
         return PendingTrace(state.trace_id, state.origin(), state.received_wall, state.query,
                             release_id=state.release_id, session_id=state.session_id)

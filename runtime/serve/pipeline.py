@@ -16,7 +16,7 @@ every surface uses, derived for this request rather than changed:
   retrieving/reranking/generating states, the rerank report and scores of its trace);
 * the turn runs in its own task and its events are forwarded as they come (tool calls and
   evidence as they happen; the answer's deltas once the engine has checked and framed it);
-* the turn's one trace is the engine's (runtime/turn/recording.py), in the schema every surface
+* the turn's one trace is the engine's (runtime/turn/turn_trace.py), in the schema every surface
   shares; the request is told where it came from (``TraceOrigin``: surface, release alias, key
   fingerprint) and the service leaves the trace pending (``write_traces=False``) so that the
   server completes it with what only it knows (``RequestState.served``: its request states, the
@@ -38,7 +38,7 @@ from typing import Any
 from ummaya.runtime.request_context import RequestError, clean_request, detect_language
 from ummaya.runtime.events import UPSTREAM_STOPS
 from ummaya.runtime.turn import TraceOrigin, TurnRequest
-from ummaya.runtime.turn.recording import Served
+from ummaya.runtime.turn.turn_trace import Served
 
 from .api_errors import ApiError, error_body, provider_error
 
@@ -61,7 +61,7 @@ class ApiEvent:
 @dataclass
 class RequestState:
     """What the serving layer knows about one request: its origin (``origin``) and what it adds to
-    the request's one trace (``served``, runtime/turn/recording.py)."""
+    the request's one trace (``served``, runtime/turn/turn_trace.py)."""
 
     endpoint: str  # "answer" | "retrieve"
     trace_id: str
@@ -96,7 +96,7 @@ class RequestState:
         return TraceOrigin(self.surface, self.release_alias, self.owner)
 
     def served(self, events: list[Any] | None = None) -> Served:
-        """What this server adds to the request's trace (runtime/turn/recording.py)."""
+        """What this server adds to the request's trace (runtime/turn/turn_trace.py)."""
         return Served(states=self.states(), timings=self.timings(), rerank=self.rerank, error=self.error,
                       events=[e.model_dump() for e in events or []], created_at=self.received_wall)
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any
 
+from ummaya.runtime.understand.grammar import CONDITION_AFTER_PAST, DEEMING_VERBS
+
 class _lazy:
     """A pattern compiled on first use. The check holds ~60 patterns and most turns reach a few of
     them; compiling them all at import cost ~50 ms of every cold ``ummaya ask`` (sre compiles in
@@ -218,10 +220,11 @@ _COMPLETION_NOUN = _lazy("접수|신청|제출|납부|결제|송금|이체|입�
 # by law, for everyone), not a report that something was done for this citizen: no completion.
 _COMPLETION_TAIL = _lazy(
     r"\s*(?:이|가|을|를|은|는)?\s*(?:정상적으로\s*|성공적으로\s*|모두\s*|바로\s*|이미\s*)?(?:완료|마무리|확정|승인|완납|수리)?\s*"
-    r"(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤|된\s*(?:상태|것으로(?!\s*(?:본다|보며|보아|보고|보지|간주))|걸로))"
+    r"(?:되었|됐|되어\s*있|했습니다|했어요|하였|해\s*드렸|해드렸|드렸|끝났|끝냈|마쳤|된\s*(?:상태|것으로(?!\s*(?:"
+    + "|".join(DEEMING_VERBS) + r"))|걸로))"
     # ... unless it is a condition (「주민등록을 마쳤을 때에는」, 「신고했다면」, 「접수되었으면」): when
     # it happens, not that it did.
-    r"(?!\s*(?:을|던)?\s*(?:때|경우)|으면|다면|던|는지|을지)"
+    r"(?!" + CONDITION_AFTER_PAST + r")"
     r"|\s*(?:가|이)?\s*완료"
 )
 _COMPLETION_KO = _lazy(

@@ -35,7 +35,7 @@ from .log import TurnLog
 from .plan import plan_step
 from .project import compact, project
 from .provenance import ArgumentProvenance
-from .recording import PendingTrace, TraceSink
+from .turn_trace import PendingTrace, TraceSink
 from .retrieve import retrieve, widen
 from .scope import check_scope
 from .validate import repair_budget_left, repair_or_stop, show_refused, validate
@@ -90,7 +90,7 @@ class TurnEngine:
         deadline_s: float | None = None,
         clock: Callable[[], Any] | None = None,
     ):
-        """Every turn's trace is built here (recording.py) and stored before its ``stop`` event
+        """Every turn's trace is built here (turn_trace.py) and stored before its ``stop`` event
         is yielded: through ``trace_writer`` (the server's batched writer) when given, else straight
         into ``store``. ``write_traces=False``: the engine leaves the trace pending on the result
         (``TurnResult.trace``) for a caller that completes it with what it knows (the server's

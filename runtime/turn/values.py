@@ -21,7 +21,7 @@ from ..events import Event
 from ..plan.protocol import Action, Evidence, ToolCall
 
 Mode = Literal["auto", "live", "mock"]
-# Which surface a turn came through; it is kept in the turn's trace (runtime/turn/recording.py).
+# Which surface a turn came through; it is kept in the turn's trace (runtime/turn/turn_trace.py).
 Surface = Literal["cli_ask", "cli_chat", "http_json", "http_sse", "http_retrieve", "mcp_ask", "mcp_tool",
                   "library"]
 
@@ -88,7 +88,7 @@ class TurnResult:
     grounded: bool = True
     removed_claims: list[dict[str, Any]] = field(default_factory=list)
     trace_stored: bool = True  # False when the store could not keep the trace (store_full …)
-    # The turn's trace (recording.PendingTrace), built by the engine as the turn ends; stored by
+    # The turn's trace (turn_trace.PendingTrace), built by the engine as the turn ends; stored by
     # then unless the engine was told not to (``write_traces=False``: the server completes it).
     trace: Any = field(default=None, repr=False, compare=False)
 

@@ -236,6 +236,14 @@ def eojeols(text: str) -> list[str]:
     return WORD.findall(text)
 
 
-__all__ = ["AFTER_CONSONANT", "AFTER_VOWEL", "COPULA_END", "DIRECTIONAL", "ends_like_directional", "NEUTRAL", "PARTICLES", "POLITE_END", "PREDICATE_END",
+__all__ = ["AFTER_CONSONANT", "AFTER_VOWEL", "CONDITION_AFTER_PAST", "COPULA_END", "DEEMING_VERBS", "DIRECTIONAL", "ends_like_directional", "NEUTRAL", "PARTICLES", "POLITE_END", "PREDICATE_END",
            "copula_noun", "eojeols", "final_consonant", "has_batchim", "is_hangul", "is_predicate", "past_tense", "particle_fits",
            "sino_number", "split_particle", "strip_particle"]
+
+
+# The law's deeming after 「…된 것으로」 (「주민등록이 된 것으로 본다」): treated as done by law, for
+# everyone — no report that something was done (the claim check reads it so).
+DEEMING_VERBS = ("본다", "보며", "보아", "보고", "보지", "간주")
+# Endings that make a finished verb a condition (「마쳤을 때에는」, 「했다면」, 「되었으면」): when it
+# happens, not that it did. A regex fragment, read right after the verb's past stem.
+CONDITION_AFTER_PAST = r"\s*(?:을|던)?\s*(?:때|경우)|으면|다면|던|는지|을지"

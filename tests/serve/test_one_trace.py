@@ -1,6 +1,6 @@
 """One request, one trace, one schema: the CLI (`ummaya ask`), ``/v1/answer`` as JSON and as SSE,
 MCP's ``ask`` and an MCP adapter tool over ``/mcp`` each store exactly one trace row for one
-request, and every row has the same columns and the same ``meta`` keys (runtime/turn/recording.py
+request, and every row has the same columns and the same ``meta`` keys (runtime/turn/turn_trace.py
 ``META_KEYS``), with the surface it came through. The server is a real ``uvicorn`` process (its
 trace writer thread, its event loop); the CLI writes into the same database."""
 
@@ -34,7 +34,7 @@ def test_one_request_on_every_surface_is_one_trace_row_of_one_schema(
         live_server: Any, sqlite_url: str, project: Path) -> None:
     from ummaya.cli import main
     from ummaya.runtime.store import open_store
-    from ummaya.runtime.turn.recording import META_KEYS
+    from ummaya.runtime.turn.turn_trace import META_KEYS
 
     srv = live_server(sqlite_url, UMMAYA_SERVE_MODE="mock")
     ids: dict[str, str] = {}
