@@ -224,6 +224,7 @@ class Retriever:
         district_arguments: bool = True,
         named_service: float = 0.4,
         runnable: bool = True,
+        numbers_are_values: bool = True,
     ):
         parsed: list[list[dict[str, Any]]] = []
 
@@ -274,6 +275,13 @@ class Retriever:
         # does the work (evals/README.md).
         self.named_service = named_service
         self.runnable = runnable
+        # A number in a request is a value (route 1001, 58번, 2023, 3곳), an argument the slot
+        # readers take, not a topic: an adapter whose example happens to say 「1001번 버스」 is no
+        # better an answer to 「1001번 버스 언제 와?」 than its neighbour whose example says 58-1.
+        # Such terms neither rank nor count for coverage. A number an adapter's title holds
+        # (119, 정부24, PM10) names a service and stays a word. False switches the rule off.
+        self.numbers_are_values = numbers_are_values
+        self._title_numbers = frozenset(re.findall(r"\d+", " ".join(table.titles)))
         # The release's catalog when the caller has it loaded already (an engine, a served
         # release): loading 3 MB of manifests a second time was a third of a cold `ummaya ask`.
         self._catalog_cache: Any = catalog
@@ -590,11 +598,12 @@ class Retriever:
         return m.scores, m.coverage
 
     def match(self, terms: Counter[str], partial: frozenset[str] = frozenset(),
-              arguments: frozenset[str] = frozenset()) -> Match:
+              arguments: frozenset[str] = frozenset(), values: frozenset[str] = frozenset()) -> Match:
         """Score every document against the request's terms, with what the abstention reads.
         ``partial``: terms of words the index does not know whole — they rank, count against
         coverage like an unknown word, and are no evidence. ``arguments``: terms of words that are
-        a request's arguments (:meth:`argument_terms`) — they rank and are otherwise neutral."""
+        a request's arguments (:meth:`argument_terms`) — they rank and are otherwise neutral.
+        ``values``: terms of the request's values (numbers, ``numbers_are_values``) — left out."""
         c = self.compiled
         d_parts: list[np.ndarray] = []
         w_parts: list[np.ndarray] = []
@@ -607,6 +616,8 @@ class Retriever:
         cov_idfs: list[float] = []
         unknown_idf = float(np.log(self.n) + 1.0)
         for key, qtf in terms.items():
+            if key in values:
+                continue
             p = c.postings(key)
             neutral = key in self.no_evidence or key in arguments
             if p is not None and not neutral and (key in partial or self._is_generic(key)):
@@ -694,7 +705,10 @@ class Retriever:
         named = self.named_facility(query)
         if named is not None:
             arguments |= named[0]
-        m = self.match(*self.analyse(query), arguments)
+        terms, partial = self.analyse(query)
+        values = frozenset(k for k in terms if k[2:].isdigit() and k[2:] not in self._title_numbers) \
+            if self.numbers_are_values else frozenset()
+        m = self.match(terms, partial, arguments, values)
         text, cov = m.scores, m.coverage
         final = text * self.signals(query, frozenset(context_slots))
         if self.dense is not None:

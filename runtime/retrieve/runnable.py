@@ -29,6 +29,11 @@ def lacks(m: Any, catalog: Any, request: str, language: str, carried: frozenset[
         slot = st.name if st is not None else prop.get("x-slot", name)
         if slot in carried or name in carried or slot in provided:
             continue
+        if st is not None and st.personal:
+            # Personal data (a name, a birth date) is never in a request: the protected flow asks
+            # for it after the consent notice, of whichever adapter is chosen. Its absence says
+            # nothing about which adapter was asked for (「우리 집 소득으로 지원 대상인지 확인」).
+            continue
         read = READERS.get(st.reader) if st is not None and st.reader else None
         if read is None:
             continue  # a derived slot: a chain or the session fills it, not the citizen's words

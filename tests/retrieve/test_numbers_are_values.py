@@ -1,0 +1,37 @@
+"""A number in a request is a value the slot readers take (route 1001, 58번), not a topic: an
+adapter whose example happens to hold the same number gains nothing from it; a number a title
+holds (119, 정부24) still names that service (runtime/retrieve/retriever.py)."""
+
+from tests.retrieve.conftest import make_manifest
+
+from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
+from ummaya.runtime.retrieve import Retriever
+
+
+def _bus():
+    return [
+        make_manifest("route_stops", domain="transport", title=("버스 노선 정류장 목록", "Stops along a bus route"),
+                      hints=(("경유 정류장", "정류장 목록", "노선도"), ("stops along the route",)),
+                      examples=(("부산 1001번 버스 정류장 어디어디 지나가?", "1001번 노선도"), ())),
+        make_manifest("arrivals", domain="transport", title=("버스 도착 정보", "Bus arrivals at a stop"),
+                      hints=(("버스 언제 와", "버스 도착", "정류장"), ("bus arrival",)),
+                      examples=(("하단역 정류장에 58-1번 버스 언제 와?",), ())),
+        make_manifest("emergency_call", domain="safety", title=("119 신고 안내", "How to call 119"),
+                      hints=(("신고 안내",), ("emergency call",)), examples=(("불났을 때 어떻게 해",), ())),
+    ]
+
+
+def test_a_number_in_an_example_is_no_evidence_for_its_adapter(tmp_path):
+    docs = emit_index(_bus())[DOCUMENTS_PATH]
+    r = Retriever(docs, cache_dir=tmp_path / "a")
+    ask = "정류장 1001번 버스 와?"
+    assert r.search(ask)[0].adapter_id == "arrivals"
+    # The rule decides: with numbers read as words, the example's 1001 wins it for the route list.
+    off = Retriever(docs, cache_dir=tmp_path / "b", numbers_are_values=False)
+    assert off.search(ask)[0].adapter_id == "route_stops"
+
+
+def test_a_number_a_title_holds_still_names_the_service(tmp_path):
+    r = Retriever(emit_index(_bus())[DOCUMENTS_PATH], cache_dir=tmp_path / "c")
+    assert "119" in r._title_numbers and "1001" not in r._title_numbers
+    assert r.search("119 어떻게 불러")[0].adapter_id == "emergency_call"
