@@ -135,14 +135,23 @@ class CounterExamples:
         shared = np.add.reduceat(weights, starts) if len(weights) else np.zeros(b - a)
         return a, shared / (self.norm[a:b] * qnorm + 1e-9)
 
+    def _own_terms(self, doc: int) -> np.ndarray:
+        """Vocabulary ids of the sentences *for* document ``doc`` (its own words)."""
+        a, b = int(self.doc_offsets[doc]), int(self.doc_offsets[doc + 1])
+        parts = [self.terms[int(self.term_offsets[k]):int(self.term_offsets[k + 1])]
+                 for k in range(a, b) if self.kind[k] == FOR]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+
     def redirect(self, doc: int, qids: np.ndarray, qidf: np.ndarray, qnorm: float,
                  topic: np.ndarray | None = None) -> tuple[float, float, int]:
         """(best similarity to a sentence *for* the document, best to one of its negative examples
         that belongs to another adapter, that adapter's document index or -1). ``topic``: the
         request's vocabulary ids that are not arguments; when one the negative example lacks is a
-        word of the document's own sentences (다음 주 in 「다음 주 서울 날씨」 against 「서울 날씨 어때?」,
-        MRI against another hospital question), the request says more than the example and there
-        is no redirect."""
+        word of the document's own sentences and not of the owner's (다음 주 in 「다음 주 서울 날씨」
+        against 「서울 날씨 어때?」, MRI against another hospital question), the request says more
+        than the example, in the document's words, and there is no redirect. A word both say of
+        themselves (초 of 「초미세먼지 나쁨이야?」 against 「지금 미세먼지 나쁨이야?」, open, a city)
+        tells them apart no better than the example does, and the example decides."""
         a, b = int(self.doc_offsets[doc]), int(self.doc_offsets[doc + 1])
         if a == b or len(qids) == 0 or qnorm <= 0 or self.owner is None:
             return 0.0, 0.0, -1
@@ -155,15 +164,15 @@ class CounterExamples:
         j = int(np.argmax(other))
         if other[j] <= 0:
             return best_for, 0.0, -1
+        owner = int(owners[j])
         if topic is not None and len(topic):
             sentence = self.terms[int(self.term_offsets[a + j]):int(self.term_offsets[a + j + 1])]
             extra = np.setdiff1d(topic, sentence)
             if len(extra):
-                own = np.concatenate([self.terms[int(self.term_offsets[a + k]):int(self.term_offsets[a + k + 1])]
-                                      for k in np.flatnonzero(kinds == FOR)] or [np.zeros(0, np.int32)])
-                if np.isin(extra, own).any():
+                mine = extra[np.isin(extra, self._own_terms(doc))]
+                if len(mine) and not np.isin(mine, self._own_terms(owner)).all():
                     return best_for, 0.0, -1
-        return best_for, float(other[j]), int(owners[j])
+        return best_for, float(other[j]), owner
 
     def verdict(self, doc: int, qids: np.ndarray, qidf: np.ndarray, qnorm: float) -> tuple[float, float, int]:
         """(best similarity to a sentence *for* the document, best to one *against* it, the kind
