@@ -68,6 +68,13 @@ class Match(NamedTuple):
 
 
 _HANGUL_RUN = re.compile(r"[가-힣]+")
+# The Revised Romanization writes an administrative unit after a hyphen (Haeundae-gu, Seo-gu,
+# Gyeonggi-do, Sinnae-dong, Jongno 1-ga): grammar of the romanization, not a list of places. Such a
+# word is a district named in English, an argument like 사하구 (:meth:`Retriever.argument_terms`).
+# The unit itself (gu, dong) says only that a district is named, as the hyphen does: it is no word
+# of any topic, and ranks nothing (an adapter whose English examples say 「Saha-gu」 is no better
+# an answer to 「the ER in Yeonje-gu」).
+_ROMANIZED_UNIT = re.compile(r"\b[a-z0-9]+-(do|si|gun|gu|eup|myeon|ri|dong|ga)\b", re.I)
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 _WORD_RUN = _RUN
 
@@ -397,6 +404,10 @@ class Retriever:
         everyday word (경기, 서면) is not read so; the regional signal reads it."""
         if not self.district_arguments:
             return frozenset()
+        out: set[str] = set()
+        for unit in _ROMANIZED_UNIT.finditer(query):
+            out.update(f"g:{t}" for t in grams(unit.group(0)))
+            out.update(f"m:{t}" for t in _en_words(unit.group(0)))
         if self._districts is None:
             from ummaya.runtime.understand import vocab
             from ummaya.runtime.understand.places import known_places
@@ -411,7 +422,6 @@ class Retriever:
             out.update(f"g:{t}" for t in grams(w))
             out.update(f"m:{t}" for t in self.segment(w))
 
-        out: set[str] = set()
         runs = [m.group(0) for m in _HANGUL_RUN.finditer(query)]
         existence, people = self._existence_words()
         keys = self.compiled.keys
@@ -708,6 +718,8 @@ class Retriever:
         terms, partial = self.analyse(query)
         values = frozenset(k for k in terms if k[2:].isdigit() and k[2:] not in self._title_numbers) \
             if self.numbers_are_values else frozenset()
+        if self.district_arguments:
+            values |= {f"{family}:{unit.group(1).lower()}" for unit in _ROMANIZED_UNIT.finditer(query) for family in "gm"}
         m = self.match(terms, partial, arguments, values)
         text, cov = m.scores, m.coverage
         final = text * self.signals(query, frozenset(context_slots))

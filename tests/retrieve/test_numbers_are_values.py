@@ -35,3 +35,21 @@ def test_a_number_a_title_holds_still_names_the_service(tmp_path):
     r = Retriever(emit_index(_bus())[DOCUMENTS_PATH], cache_dir=tmp_path / "c")
     assert "119" in r._title_numbers and "1001" not in r._title_numbers
     assert r.search("119 어떻게 불러")[0].adapter_id == "emergency_call"
+
+
+def test_a_romanized_district_is_an_argument_and_its_unit_ranks_nothing(tmp_path):
+    docs = emit_index([
+        make_manifest("notices", title=("응급실 공지", "ER notices"), hints=((), ("ER restriction notice",)),
+                      examples=((), ("Are ERs in Jongno-gu restricted?", "ER notices in Seo-gu, Busan"))),
+        make_manifest("beds", title=("응급실 병상", "ER beds"), hints=((), ("ER beds", "is the ER full")),
+                      examples=((), ("Free ER beds in Busan?",))),
+    ])[DOCUMENTS_PATH]
+    r = Retriever(docs, cache_dir=tmp_path / "d")
+    args = r.argument_terms("Is the ER in Yeonje-gu full")
+    assert {"g:yeonj", "g:gu"} <= args and "g:er" not in args
+    # 「-gu」 in the notices' examples is no evidence for them: only the district's unit, the
+    # adapter that says what the request asks (full) is untouched.
+    ask = "Is the ER in Yeonje-gu full"
+    on = {c.adapter_id: c.score for c in r.search(ask)}
+    off = {c.adapter_id: c.score for c in Retriever(docs, cache_dir=tmp_path / "e", district_arguments=False).search(ask)}
+    assert on["notices"] < 0.6 * off["notices"] and on["beds"] == off["beds"]
