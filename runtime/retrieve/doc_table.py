@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-TABLE_FORMAT = 4
+TABLE_FORMAT = 5
 
 
 @dataclass
@@ -42,6 +42,8 @@ class DocTable:
     # candidate only
     service_words: list[list[str]]
     titles: list[str]  # per document, its Korean and English title, lower case
+    # per document, the slots of its required inputs (what the citizen or a chain must give)
+    input_slots: list[list[str]]
 
     @property
     def n(self) -> int:
@@ -67,6 +69,7 @@ class DocTable:
             provides=_groups(c["provides"]),
             service_words=[list(w) for w in c.get("service_words") or [[] for _ in c["id"]]],
             titles=list(c.get("titles") or ["" for _ in c["id"]]),
+            input_slots=[list(x) for x in c.get("input_slots") or [[] for _ in c["id"]]],
         )
 
     @staticmethod
@@ -101,6 +104,7 @@ def _columns(docs: list[dict[str, Any]]) -> dict[str, Any]:
         "provides": [sorted(d.get("provides") or ()) for d in docs],
         "service_words": [list(d.get("service_words") or ()) for d in docs],
         "titles": [" ".join(d["text"][lang]["title"] for lang in ("ko", "en")).lower() for d in docs],
+        "input_slots": [list(d.get("input_slots") or ()) for d in docs],
     }
 
 

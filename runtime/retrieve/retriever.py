@@ -232,6 +232,7 @@ class Retriever:
         named_service: float = 0.4,
         runnable: bool = True,
         numbers_are_values: bool = True,
+        district_boost: float = 0.1,
     ):
         parsed: list[list[dict[str, Any]]] = []
 
@@ -288,6 +289,13 @@ class Retriever:
         # Such terms neither rank nor count for coverage. A number an adapter's title holds
         # (119, 정부24, PM10) names a service and stays a word. False switches the rule off.
         self.numbers_are_values = numbers_are_values
+        # A request that names a district (사하구, Haeundae-gu) gives a where-slot (a district, a
+        # province, coordinates through a locate step): the adapters that require one are scored
+        # (1 + district_boost), as a session that already knows a slot does (context_boost), so
+        # the local-welfare search leads the national catalogue for 「동래구는 뭐가 있어」. 0 switches
+        # the rule off.
+        self.district_boost = district_boost
+        self._where: np.ndarray | None = None
         self._title_numbers = frozenset(re.findall(r"\d+", " ".join(table.titles)))
         # The release's catalog when the caller has it loaded already (an engine, a served
         # release): loading 3 MB of manifests a second time was a third of a cold `ummaya ask`.
@@ -408,13 +416,7 @@ class Retriever:
         for unit in _ROMANIZED_UNIT.finditer(query):
             out.update(f"g:{t}" for t in grams(unit.group(0)))
             out.update(f"m:{t}" for t in _en_words(unit.group(0)))
-        if self._districts is None:
-            from ummaya.runtime.understand import vocab
-            from ummaya.runtime.understand.places import known_places
-
-            suffixes = tuple(sorted(vocab.words("place_words", "admin_suffixes"), key=len, reverse=True))
-            self._districts = (known_places(), suffixes)
-        places, suffixes = self._districts
+        places, suffixes = self._district_vocab()
         from ummaya.runtime.understand.dates import names_month, names_time
         from ummaya.runtime.understand.grammar import LOCATIVE, split_particle, strip_particle
 
@@ -450,6 +452,45 @@ class Retriever:
                     if strip_particle(before) in people:
                         argument(before)
         return frozenset(out)
+
+    def _where_mask(self) -> np.ndarray:
+        """Per document, whether one of its required inputs says where (the slot table's ``where``
+        facet: a district, a province, coordinates); none without a generated slot table."""
+        if self._where is None:
+            try:
+                from ummaya.runtime.understand import table as slot_table
+
+                where = slot_table.names_with("where")
+            except Exception:  # a folder without a slot table names no where-slot
+                where = frozenset()
+            self._where = np.array([bool(where.intersection(s)) for s in self.table.input_slots], dtype=bool)
+        return self._where
+
+    def names_district(self, query: str) -> bool:
+        """Whether the request names a district (:meth:`argument_terms`' districts: a known place
+        with an administrative suffix, or a romanized one)."""
+        if not self.district_arguments:
+            return False
+        if _ROMANIZED_UNIT.search(query):
+            return True
+        places, suffixes = self._district_vocab()
+        from ummaya.runtime.understand.grammar import strip_particle
+
+        for m in _HANGUL_RUN.finditer(query):
+            w = m.group(0)
+            for name in {w, strip_particle(w, known=places)}:
+                if name in places and any(name.endswith(x) and len(name) > len(x) + 1 for x in suffixes):
+                    return True
+        return False
+
+    def _district_vocab(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        if self._districts is None:
+            from ummaya.runtime.understand import vocab
+            from ummaya.runtime.understand.places import known_places
+
+            suffixes = tuple(sorted(vocab.words("place_words", "admin_suffixes"), key=len, reverse=True))
+            self._districts = (known_places(), suffixes)
+        return self._districts
 
     def named_facility(self, query: str) -> tuple[frozenset[str], str] | None:
         """A facility the request names by its own name, glued to the kind's suffix
@@ -671,8 +712,10 @@ class Retriever:
     def _is_generic(self, key: str) -> bool:
         return self._spread is not None and self._spread[self.compiled.keys[key]] >= self.generic_domains
 
-    def signals(self, query: str, context_slots: frozenset[str]) -> np.ndarray:
+    def signals(self, query: str, context_slots: frozenset[str], district: bool = False) -> np.ndarray:
         mult = self.tier_prior.copy()
+        if district and self.district_boost:
+            mult *= np.where(self._where_mask(), 1.0 + self.district_boost, 1.0)
         implied: set[str] = set()
         for pattern, prims in INTENT_CUES:
             if pattern.search(query):
@@ -722,7 +765,7 @@ class Retriever:
             values |= {f"{family}:{unit.group(1).lower()}" for unit in _ROMANIZED_UNIT.finditer(query) for family in "gm"}
         m = self.match(terms, partial, arguments, values)
         text, cov = m.scores, m.coverage
-        final = text * self.signals(query, frozenset(context_slots))
+        final = text * self.signals(query, frozenset(context_slots), self.names_district(query))
         if self.dense is not None:
             final, cov = self.dense.fuse(query, final, cov)
         if mask is not None:
