@@ -149,13 +149,16 @@ class CounterExamples:
         return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), len(parts)
 
     def _whose(self, words: np.ndarray, doc: int, owner: int) -> bool:
-        """Whether one of ``words`` is markedly document ``doc``'s rather than ``owner``'s: it is in
-        a share of ``doc``'s own sentences at least ``OWN_RATIO`` times its share of ``owner``'s
+        """Whether one of ``words`` is markedly document ``doc``'s rather than ``owner``'s: ``doc``
+        says it, in a share of its own sentences at least ``OWN_RATIO`` times its share of ``owner``'s
         (add-one smoothed, so a word one says once and the other never is not decisive alone)."""
         mine, n_mine = self._own_terms(doc)
         theirs, n_theirs = self._own_terms(owner)
         for t in words:
-            ours = (int(np.count_nonzero(mine == t)) + 1) / (n_mine + 2)
+            said = int(np.count_nonzero(mine == t))
+            if not said:
+                continue  # a word neither says (청주 of 「청주 미세먼지 심해?」) is no one's
+            ours = (said + 1) / (n_mine + 2)
             other = (int(np.count_nonzero(theirs == t)) + 1) / (n_theirs + 2)
             if ours >= OWN_RATIO * other:
                 return True

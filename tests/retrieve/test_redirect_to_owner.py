@@ -1,6 +1,7 @@
 """A negative example that belongs to another adapter moves its adapter behind that one, when
 the request is closer to it than to anything the adapter says of itself (runtime/retrieve)."""
 
+import numpy as np
 from tests.retrieve.conftest import make_manifest
 
 from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
@@ -76,3 +77,22 @@ def test_a_word_both_adapters_say_of_themselves_does_not_stop_the_redirect(tmp_p
     assert r.search(ask)[0].adapter_id == "air_now"
     # A word only the alerts say (경보) still keeps them first.
     assert r.search("초미세먼지 경보 나쁨이야?")[0].adapter_id == "dust_alerts"
+
+
+def test_a_word_neither_adapter_says_is_no_ones():
+    # An owner with many sentences makes any unsaid word's smoothed share small: that must not make
+    # a word the demoted adapter never says either (a city: 청주) "markedly its own".
+    from ummaya.runtime.retrieve.counter_examples import CounterExamples
+
+    def doc(id, hints, negatives=()):
+        t = {"title": id, "hints": list(hints), "examples": []}
+        return {"id": id, "text": {"ko": t, "en": {"title": "", "hints": [], "examples": []}},
+                "negative_examples": [{"text": n, "belongs_to": b} for n, b in negatives]}
+
+    ex = CounterExamples.from_documents([
+        doc("alerts", ["미세먼지 경보", "주의보 발령"], [("미세먼지 어때?", "now")]),
+        doc("now", [f"{c} 미세먼지 어때" for c in ("서울", "부산", "대전", "광주", "울산", "세종", "제주", "강릉")] * 4),
+        doc("other", ["청주 날씨"]),
+    ])
+    assert not ex._whose(np.array([ex.vocab["청주"]]), 0, 1)
+    assert ex._whose(np.array([ex.vocab["경보"]]), 0, 1)
