@@ -46,6 +46,33 @@ def lacks(m: Any, catalog: Any, request: str, language: str, carried: frozenset[
     return out
 
 
+def _slots(m: Any, names: list[str] | tuple[str, ...]) -> set[str]:
+    from ..understand import table
+
+    props = m.input_schema.get("properties") or {}
+    out = set()
+    for name in names:
+        prop = props.get(name) or {}
+        st = table.slot_of(prop, name)
+        out.add(st.name if st is not None else prop.get("x-slot", name))
+    return out
+
+
+def as_placeless(m: Any, missing: list[str], o: Any, catalog: Any, carried: frozenset[str]) -> bool:
+    """Whether sibling ``o`` is no more runnable than ``m``: all ``m`` lacks says where (a stop,
+    a city: the slot table's ``where`` facet), and ``o`` takes its own where from a locate step
+    that the same unnamed place must feed (「정류장에서 얼마나 더 기다려야 돼」: arrivals lack the stop,
+    and the nearby-stops search lacks the place its coordinates come from just as much)."""
+    from ..understand import table
+
+    where = table.names_with("where")
+    if not missing or not _slots(m, missing) <= where:
+        return False
+    located = set(catalog.locate_providers) | table.slot_table().of_class("coordinates")
+    needs = _slots(o, tuple(o.input_schema.get("required") or ()))
+    return any(s in located and s in where and s not in carried for s in needs)
+
+
 def yields(ranked: list[dict[str, Any]], catalog: Any, request: str, language: str,
            carried: frozenset[str]) -> list[int]:
     """Positions among the first four candidates that yield a near tie: each lacks an input
@@ -55,14 +82,18 @@ def yields(ranked: list[dict[str, Any]], catalog: Any, request: str, language: s
     top4 = ranked[:4]
     for k, c in enumerate(top4):
         m = catalog.adapters.get(c["adapter_id"])
-        if c.get("carried") or m is None or m.primitive == "locate" or not lacks(m, catalog, request, language, carried):
+        if c.get("carried") or m is None or m.primitive == "locate":
+            continue
+        missing = lacks(m, catalog, request, language, carried)
+        if not missing:
             continue
         best = float(c.get("score") or 0.0)
         for other in top4[k + 1:]:
             if float(other.get("score") or 0.0) < RUNNABLE_TIE * best:
                 break
             o = catalog.adapters.get(other["adapter_id"])
-            if o is not None and o.primitive == m.primitive and not lacks(o, catalog, request, language, carried):
+            if o is not None and o.primitive == m.primitive and not lacks(o, catalog, request, language, carried) \
+                    and not as_placeless(m, missing, o, catalog, carried):
                 out.append(k)
                 break
     return out
@@ -78,7 +109,10 @@ def prefer_runnable(ranked: list[dict[str, Any]], catalog: Any, request: str, la
     if len(ranked) < 2 or ranked[0].get("carried"):
         return ranked
     top = catalog.adapters.get(ranked[0]["adapter_id"])
-    if top is None or top.primitive == "locate" or not lacks(top, catalog, request, language, carried):
+    if top is None or top.primitive == "locate":
+        return ranked
+    missing = lacks(top, catalog, request, language, carried)
+    if not missing:
         return ranked
     best = float(ranked[0].get("score") or 0.0)
     for i, c in enumerate(ranked[1:4], 1):
@@ -87,7 +121,7 @@ def prefer_runnable(ranked: list[dict[str, Any]], catalog: Any, request: str, la
         m = catalog.adapters.get(c["adapter_id"])
         if m is None or m.primitive != top.primitive:
             continue
-        if not lacks(m, catalog, request, language, carried):
+        if not lacks(m, catalog, request, language, carried) and not as_placeless(top, missing, m, catalog, carried):
             return [ranked[i], *ranked[:i], *ranked[i + 1:]]
     return ranked
 
