@@ -74,11 +74,16 @@ class AdapterStates:
         key = self.key(rel)
         if key is None:
             return None
+        path = self._path(key)
         try:
-            with open(self._path(key), "rb") as fh:
+            with open(path, "rb") as fh:
+                mtime = os.fstat(fh.fileno()).st_mtime
                 state = marshal.loads(fh.read())
         except (OSError, ValueError, EOFError, TypeError):
             return None
+        from .emit_cache import mark_used
+
+        mark_used(path, mtime)
         if not isinstance(state, dict) or "id" not in state:
             return None
         self.saved[rel] = len(state)

@@ -856,4 +856,9 @@ def build(root: Path, *, progress: Progress | None = None, cache=None, force: bo
             hashes.save()
         if progress:
             progress(f"write: {written} of {len(plan.outputs)} files changed")
+        from .emit_cache import max_age_s, maybe_prune
+
+        pruned = maybe_prune(cache.folder)  # at most once a day: a no-op build never gets here
+        if progress and pruned:
+            progress(f"cache: {pruned} entries unused for {max_age_s() / 86_400:g} days removed")
     return BuildResult(plan, False, time.perf_counter() - started, plan.release_id)

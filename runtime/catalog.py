@@ -9,6 +9,7 @@ where each adapter is ``Manifest.model_dump(mode="json")`` with its upstream pro
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,11 +24,59 @@ class CatalogError(Exception):
     pass
 
 
+class CompiledAdapters(Mapping[str, Manifest]):
+    """The adapters of a loaded catalog.json, by id, each validated into its ``Manifest`` the first
+    time it is read. A cold ``ummaya ask`` reads a handful of the catalog's adapters; validating
+    all of them (159 today, 10,000 in the benchmarks) at start cost most of ``Catalog.load``. The
+    ids, membership and size come from the raw JSON without validating anything; ``values()`` and
+    ``items()`` validate every adapter, once. An adapter the build wrote that does not validate
+    raises ``CatalogError`` naming it, when it is read."""
+
+    __slots__ = ("_raw", "_done", "_path")
+
+    def __init__(self, raw: dict[str, dict], path: Path) -> None:
+        self._raw = raw
+        self._done: dict[str, Manifest] = {}
+        self._path = path
+
+    def __getitem__(self, adapter_id: str) -> Manifest:
+        m = self._done.get(adapter_id)
+        if m is None:
+            data = self._raw[adapter_id]  # KeyError: an unknown id, as a dict says it
+            from pydantic import ValidationError
+
+            try:
+                m = Manifest.model_validate(data)
+            except ValidationError as exc:
+                raise CatalogError(f"{self._path}: adapter '{adapter_id}' does not validate: {exc}") from exc
+            self._done[adapter_id] = m
+        return m
+
+    def __contains__(self, adapter_id: object) -> bool:
+        return adapter_id in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def primitive(self, adapter_id: str) -> str:
+        """An adapter's primitive, read from the build's JSON without validating the adapter
+        (``Catalog.locate_providers`` picks the few ``locate`` adapters by it)."""
+        m = self._done.get(adapter_id)
+        return m.primitive if m is not None else str(self._raw[adapter_id]["primitive"])
+
+    def validated(self) -> int:
+        """How many adapters have been validated so far (benchmarks and tests read it)."""
+        return len(self._done)
+
+
 @dataclass
 class Catalog:
     root: Path  # the generated/ folder
     release_id: str
-    adapters: dict[str, Manifest] = field(default_factory=dict)
+    adapters: Mapping[str, Manifest] = field(default_factory=dict)
 
     @classmethod
     def load(cls, generated: Path | None = None) -> Catalog:
@@ -41,7 +90,7 @@ class Catalog:
             raise CatalogError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
         if raw.get("format") != CATALOG_FORMAT:
             raise CatalogError(f"{path}: catalog format {raw.get('format')} is not {CATALOG_FORMAT}")
-        adapters = {a["id"]: Manifest.model_validate(a) for a in raw["adapters"]}
+        adapters = CompiledAdapters({a["id"]: a for a in raw["adapters"]}, path)
         # The slot table and vocabularies compiled beside this catalog are the ones in use (a
         # catalog-only folder, e.g. a benchmark's, keeps the ones already in use).
         from .understand.table import use
@@ -68,8 +117,11 @@ class Catalog:
         widens its candidates with providers looks up the few slots it needs instead of scanning
         every adapter."""
         out: dict[str, list[Manifest]] = {}
+        adapters = self.adapters
         for adapter_id in self.ids:
-            m = self.adapters[adapter_id]
+            if isinstance(adapters, CompiledAdapters) and adapters.primitive(adapter_id) != "locate":
+                continue
+            m = adapters[adapter_id]
             if m.primitive == "locate":
                 for slot in m.provides:
                     out.setdefault(slot, []).append(m)

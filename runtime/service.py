@@ -22,7 +22,7 @@ code) derives a service with ``write_traces=False``, completes the pending trace
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -140,13 +140,41 @@ class TurnService:
         return self.dispatcher.resolve_tier(adapter_id, mode)
 
 
-def rerank_facts(catalog: Catalog) -> dict[str, Any]:
-    """What reranking reads of every adapter of ``catalog``, by id: its primitive, tier, slots and
-    the size of the tool schema the planner is shown (runtime/retrieve/rerank.py)."""
-    from .plan.openai_tools import tool_for
-    from .retrieve.rerank import catalog_facts
+class RerankFacts(Mapping[str, Any]):
+    """What reranking reads of the adapters of ``catalog``, by id: its primitive, tier, slots and
+    the size of the tool schema the planner is shown (runtime/retrieve/rerank.py
+    ``facts_for``), computed for one adapter the first time a ranking reads it. A turn reads the
+    facts of its few candidates; computing them for every adapter (``tool_for`` builds each
+    one's tool schema) at every cold start was work no turn used. ``dict(facts)`` still gives them
+    all (the server does, once per release)."""
 
-    return catalog_facts(catalog.adapters.values(), tool_for)
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+        self._done: dict[str, Any] = {}
+
+    def __getitem__(self, adapter_id: str) -> Any:
+        f = self._done.get(adapter_id)
+        if f is None:
+            from .plan.openai_tools import tool_for
+            from .retrieve.rerank import facts_for
+
+            m = self._catalog.adapters[adapter_id]
+            f = self._done[adapter_id] = facts_for(m, tool_for(m))
+        return f
+
+    def __contains__(self, adapter_id: object) -> bool:
+        return adapter_id in self._catalog.adapters
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._catalog.adapters)
+
+    def __len__(self) -> int:
+        return len(self._catalog.adapters)
+
+
+def rerank_facts(catalog: Catalog) -> RerankFacts:
+    """The rerank facts of ``catalog``'s adapters, by id, each computed when first read."""
+    return RerankFacts(catalog)
 
 
 def reranked(retriever: Any, catalog: Catalog, policy: Any) -> Any:
