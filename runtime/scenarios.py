@@ -3,7 +3,7 @@
 A scenario is a citizen request (or a conversation of several) and what must happen: the call
 chain, the stop reason and facts the answer must state. They run on the embedded default (offline
 planner, Mock dispatch, ``scenario_engine``) through ``run_scenario``, whose ``check`` is the one
-comparison: the tests (tests/turn/test_scenarios.py) and ``ummaya check`` (ci/scenarios.py) both
+comparison: the tests (tests/turn/test_scenarios.py) and ``ummaya check`` (ci/scenario_gate.py) both
 run every scenario that way, so the gate cannot pass a scenario the tests fail. ``ummaya check``
 also validates every file against this schema and fails when an adapter appears in no scenario.
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ummaya.ci.coverage import coverage_gaps
-from ummaya.ci.scenarios import scenario_coverage
+from ummaya.ci.scenario_gate import scenario_coverage
 from ummaya.codegen.loader import load_registry
 from ummaya.runtime.scenarios import load_scenarios, run_scenario, scenario_engine
 from ummaya.runtime.store import open_store

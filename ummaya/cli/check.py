@@ -26,7 +26,7 @@ def check(root: str | None, against: str | None) -> None:
     from ummaya.ci.coverage import coverage_gaps
     from ummaya.ci.drift import drift_gate
     from ummaya.ci.placeholders import placeholder_gaps
-    from ummaya.ci.scenarios import scenario_gate
+    from ummaya.ci.scenario_gate import scenario_gate
     from ummaya.paths import ProjectNotFound, require_root
 
     try:
@@ -97,7 +97,7 @@ def check(root: str | None, against: str | None) -> None:
             for p in resolved:
                 click.echo(f"  {p}", err=True)
         # Valid files, every adapter covered, and every scenario run exactly as the tests run it
-        # (ci/scenarios.py): the gate and tests/turn/test_scenarios.py share one comparison.
+        # (ci/scenario_gate.py): the gate and tests/turn/test_scenarios.py share one comparison.
         missing = scenario_gate(project, plan.registry)
         if missing:
             failed.append("scenarios")
