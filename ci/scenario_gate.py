@@ -8,26 +8,46 @@ some turn's ``expect.calls``. Then every scenario runs exactly as tests/turn/tes
 it — ``runtime.scenarios.scenario_engine`` and ``run_scenario``, whose ``check`` is the strict
 comparison — so the gate and the tests cannot disagree about a scenario. Until scenario files
 exist this gate has nothing to say.
+
+Speed (bench/check.py; issue 18's ``ummaya check`` ≤ 5 s): the scenarios run with traces off — a
+trace never changes a turn's result (runtime/turn/turn_trace.py), and storing one was ~40 % of each
+turn — and, on a machine with more than one core, in worker processes that each build an engine
+and run every n-th scenario (forked where the platform allows: the catalog, retriever and topic
+vocabulary are then built once, before the fork). ``ummaya check`` starts them
+(``start_scenario_gate``) before its other gates and collects the verdict last;
+``UMMAYA_CHECK_JOBS=1`` runs them in this process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ummaya.codegen.loader import SCENARIOS_DIR, Problem, load_registry
 
 
-def scenario_gate(root: Path, registry: Any = None, generated: Path | None = None) -> list[Problem]:
+def scenario_gate(root: Path, registry: Any = None, generated: Path | None = None,
+                  jobs: int | None = None) -> list[Problem]:
     """``ummaya check``'s scenario step: invalid files, adapters no scenario calls, then every
     scenario that fails when run on ``generated`` (default: the project's generated/)."""
+    return start_scenario_gate(root, registry, generated, jobs)()
+
+
+def start_scenario_gate(root: Path, registry: Any = None, generated: Path | None = None,
+                        jobs: int | None = None) -> Callable[[], list[Problem]]:
+    """Validate now and start running the scenarios (in worker processes when ``jobs`` > 1);
+    the returned callable waits for them and gives ``scenario_gate``'s problems."""
     root = Path(root).resolve()
     scenarios, invalid, uncovered = _read(root, registry)
     if invalid:
-        return invalid  # nothing in an invalid file can be run and trusted
-    return sorted(uncovered + scenario_failures(root, scenarios, generated))
+        return lambda: invalid  # nothing in an invalid file can be run and trusted
+    failures = start_failures(root, scenarios, generated, jobs)
+    return lambda: sorted(uncovered + failures())
 
 
 def scenario_coverage(root: Path, registry: Any = None) -> list[Problem]:
@@ -57,34 +77,131 @@ def _read(root: Path, registry: Any) -> tuple[list[tuple[Path, Any]], list[Probl
     return scenarios, [], sorted(uncovered)
 
 
-def scenario_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Path | None = None) -> list[Problem]:
+def scenario_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Path | None = None,
+                      jobs: int | None = None) -> list[Problem]:
     """Every scenario that fails when run, at the line of its id: each problem is one of
     ``runtime.scenarios.check``'s, word for word what the failing test prints."""
+    return start_failures(root, scenarios, generated, jobs)()
+
+
+# Below this many scenarios per worker, starting a process (imports, the engine) costs more than
+# it saves.
+MIN_PER_WORKER = 40
+MAX_JOBS = 4
+
+
+def default_jobs(count: int) -> int:
+    """Workers for ``count`` scenarios: ``UMMAYA_CHECK_JOBS`` when set, else one per usable core
+    (at most ``MAX_JOBS``), never more than ``count // MIN_PER_WORKER``; 1 = this process."""
+    given = os.environ.get("UMMAYA_CHECK_JOBS", "").strip()
+    if given:
+        try:
+            return max(1, int(given))
+        except ValueError:
+            raise ValueError(f"UMMAYA_CHECK_JOBS={given!r} is not a number of workers") from None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_JOBS, count // MIN_PER_WORKER))
+
+
+def start_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Path | None = None,
+                   jobs: int | None = None) -> Callable[[], list[Problem]]:
+    """Start running ``scenarios``; the callable returns ``scenario_failures``'s problems. With
+    ``jobs`` > 1 worker processes (spawned: nothing of this process is shared by accident) each
+    run every ``jobs``-th scenario on an engine of their own; otherwise they run here, on call."""
+    if not scenarios:
+        return lambda: []
+    generated = Path(generated) if generated is not None else root / "generated"
+    jobs = default_jobs(len(scenarios)) if jobs is None else max(1, jobs)
+    if jobs == 1:
+        return lambda: _problems(root, scenarios, run_shard(str(generated), [sc for _, sc in scenarios]))
+    import concurrent.futures as cf
+    import multiprocessing
+
+    if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" and sys.platform != "darwin":
+        # Built once, here: the catalog, the retriever and the topic vocabulary; forked workers
+        # inherit them (copy-on-write) instead of each loading its own.
+        _SHARED[str(generated)] = _shared_parts(generated)
+        context: Any = multiprocessing.get_context("fork")
+    else:  # spawned workers load them themselves
+        context = multiprocessing.get_context("spawn")
+    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    shards = [pool.submit(run_shard, str(generated), [sc for _, sc in scenarios[i::jobs]]) for i in range(jobs)]
+
+    def collect() -> list[Problem]:
+        try:
+            parts = [f.result() for f in shards]
+        finally:
+            pool.shutdown(cancel_futures=True)
+            _SHARED.pop(str(generated), None)
+        found: list[list[str]] = [[] for _ in scenarios]
+        for i, part in enumerate(parts):
+            if isinstance(part, str):  # the build could not be loaded: that is the one problem
+                return _problems(root, scenarios, part)
+            for n, problems in enumerate(part):
+                found[i + n * jobs] = problems
+        return _problems(root, scenarios, found)
+
+    return collect
+
+
+# What a forked worker inherits from the process that started it: generated/ path -> (catalog,
+# retriever), or the CatalogError that loading them raised.
+_SHARED: dict[str, Any] = {}
+
+
+def _shared_parts(generated: Path) -> Any:
+    """The catalog and retriever every worker's engine is built on, the topic vocabulary computed."""
+    from ummaya.runtime.catalog import Catalog, CatalogError
+    from ummaya.runtime.dialogue.resolve import topic_vocabulary
+    from ummaya.runtime.retrieve.policy import RetrievalPolicy
+
+    try:
+        catalog = Catalog.load(generated)
+    except CatalogError as exc:
+        return exc
+    topic_vocabulary(catalog)
+    return catalog, RetrievalPolicy().retriever(catalog.root, catalog=catalog)
+
+
+def run_shard(generated: str, shard: list[Any]) -> list[list[str]] | str:
+    """Run ``shard`` (scenarios) in order on one scenario engine: each one's problems (a worker
+    process's whole job; a store of its own, traces off), or why the build cannot be loaded."""
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.scenarios import run_scenario, scenario_engine
     from ummaya.runtime.store import open_store
+    from ummaya.runtime.store.records import RetentionPolicy
 
-    if not scenarios:
-        return []
-    generated = Path(generated) if generated is not None else root / "generated"
-    problems: list[Problem] = []
     with tempfile.TemporaryDirectory(prefix="ummaya-check-") as tmp:
         store = open_store(f"sqlite:///{Path(tmp) / 'scenarios.sqlite3'}")
         try:
+            shared = _SHARED.get(generated)
             try:
-                engine = scenario_engine(generated, store=store)
+                if isinstance(shared, CatalogError):
+                    raise shared
+                catalog, retriever = shared if shared is not None else (None, None)
+                engine = scenario_engine(Path(generated), store=store, catalog=catalog, retriever=retriever,
+                                         retention=RetentionPolicy(traces_enabled=False))
             except CatalogError as exc:
-                return [Problem("generated/catalog.json", 1, f"cannot run the scenarios: {exc}")]
+                return f"cannot run the scenarios: {exc}"
 
             async def run_all() -> list[Any]:
-                return [await run_scenario(engine, sc, session_prefix="check") for _, sc in scenarios]
+                return [await run_scenario(engine, sc, session_prefix="check") for sc in shard]
 
-            outcomes = asyncio.run(run_all())
+            return [outcome.problems for outcome in asyncio.run(run_all())]
         finally:
             store.close()
-    for (path, sc), outcome in zip(scenarios, outcomes, strict=True):
+
+
+def _problems(root: Path, scenarios: list[tuple[Path, Any]], found: list[list[str]] | str) -> list[Problem]:
+    if isinstance(found, str):  # the build could not be loaded
+        return [Problem("generated/catalog.json", 1, found)]
+    problems: list[Problem] = []
+    for (path, sc), got in zip(scenarios, found, strict=True):
         rel = path.relative_to(root).as_posix()
-        problems += [Problem(rel, _line_of_id(path, sc.id), f"{sc.id}: {p}") for p in outcome.problems]
+        problems += [Problem(rel, _line_of_id(path, sc.id), f"{sc.id}: {p}") for p in got]
     return problems
 
 
