@@ -91,8 +91,10 @@ MAX_JOBS = 4
 
 
 def default_jobs(count: int) -> int:
-    """Workers for ``count`` scenarios: ``UMMAYA_CHECK_JOBS`` when set, else one per usable core
-    (at most ``MAX_JOBS``), never more than ``count // MIN_PER_WORKER``; 1 = this process."""
+    """Workers for ``count`` scenarios: ``UMMAYA_CHECK_JOBS`` when set, else one per idle core (at
+    most ``MAX_JOBS``), never more than ``count // MIN_PER_WORKER``; 1 = this process. Cores busy
+    with other work (the load average) are not counted: there a second worker only adds its start
+    (measured at a load of 8 on 2 cores: 22.5 s wall with 2 workers, 19.7 s with 1)."""
     given = os.environ.get("UMMAYA_CHECK_JOBS", "").strip()
     if given:
         try:
@@ -103,7 +105,11 @@ def default_jobs(count: int) -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_JOBS, count // MIN_PER_WORKER))
+    try:
+        idle = cores - int(os.getloadavg()[0] + 0.5)
+    except OSError:  # no load average here
+        idle = cores
+    return max(1, min(idle, MAX_JOBS, count // MIN_PER_WORKER))
 
 
 def start_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Path | None = None,
