@@ -3,7 +3,7 @@
 A scenario is a citizen request (or a conversation of several) and what must happen: the call
 chain, the stop reason and facts the answer must state. They run on the embedded default (offline
 planner, Mock dispatch, ``scenario_engine``) through ``run_scenario``, whose ``check`` is the one
-comparison: the tests (tests/turn/test_scenarios.py) and ``ummaya check`` (ci/scenarios.py) both
+comparison: the tests (tests/turn/test_scenarios.py) and ``ummaya check`` (ci/scenario_gate.py) both
 run every scenario that way, so the gate cannot pass a scenario the tests fail. ``ummaya check``
 also validates every file against this schema and fails when an adapter appears in no scenario.
 
@@ -246,14 +246,16 @@ def check(expect: Expect | Scenario, result: Any, language: str | None = None) -
 
 
 def scenario_engine(generated: Path, *, store: Any, planner: Any = "offline", catalog: Any = None,
-                    retriever: Any = None) -> Any:
+                    retriever: Any = None, retention: Any = None) -> Any:
     """The one engine every scenario runs on — the tests, ``ummaya check``, ``ummaya eval turns``
     and the promotion suite alike, so none of them can pass a scenario another fails.
 
     The build in ``generated`` (or ``catalog``/``retriever`` already loaded from it), no credentials
     (``env={}``: a scenario's verdict never depends on the keys of the machine it runs on; a
     ``mode: live`` scenario meets ``credential_missing`` everywhere), and the pinned
-    ``SCENARIO_CLOCK`` for the turn, the planner and Mock's calendar."""
+    ``SCENARIO_CLOCK`` for the turn, the planner and Mock's calendar. ``retention``: the trace
+    policy (None = the environment's); a trace never changes a turn's result (turn_trace.py), so
+    ``ummaya check`` runs with traces off and the verdict is the tests' own."""
     from .assemble import build_engine, fixed_clock
     from .catalog import Catalog
     from .dispatch import Dispatcher
@@ -261,7 +263,8 @@ def scenario_engine(generated: Path, *, store: Any, planner: Any = "offline", ca
     catalog = catalog if catalog is not None else Catalog.load(generated)
     clock = fixed_clock(SCENARIO_CLOCK)
     return build_engine(catalog.root, planner=planner, catalog=catalog, retriever=retriever,
-                        dispatcher=Dispatcher(catalog, env={}, clock=clock), store=store, clock=clock)
+                        dispatcher=Dispatcher(catalog, env={}, clock=clock), store=store, clock=clock,
+                        retention=retention)
 
 
 def turn_request(sc: Scenario, turn: Turn, session_id: str, consents: tuple[str, ...]) -> Any:

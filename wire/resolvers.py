@@ -206,6 +206,24 @@ def _input_or_today_param(field: str, args: Mapping[str, Any], now: dt.datetime)
     return kst(now).strftime("%Y" if field == "year" else "%m")
 
 
+@resolver(
+    "law_jo",
+    fields=("code",),
+    doc="법제처 DRF lawService JO: the article input as 6 digits, the article's number in 4 and its "
+        "branch (article_branch, 의N) in 2 — 3 → 000300, 10 with branch 2 → 001002; empty (not sent) "
+        "without an article.",
+)
+def _law_jo_param(field: str, args: Mapping[str, Any], now: dt.datetime) -> str:
+    article = str(args.get("article") or "").strip()
+    if not article:
+        return ""
+    branch = str(args.get("article_branch") or "0").strip()
+    if not (article.isdigit() and branch.isdigit() and len(article) <= 4 and len(branch) <= 2):
+        raise UpstreamError(ADAPTER_ERROR, "RESOLVER", f"law_jo.code: article {article!r} / branch {branch!r} "
+                            "are not a 4-digit article and a 2-digit branch")
+    return f"{int(article):04d}{int(branch):02d}"
+
+
 NEAR_BOX_KM = 2.5
 _KM_PER_DEGREE_LAT = 111.32
 

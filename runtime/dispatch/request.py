@@ -217,7 +217,8 @@ def build_request(
         pairs.update({k: param_value(v) for k, v in (upstream.format_param or {}).items()})
     pairs.update(dict(query_pairs(upstream.params, {}, args)))
     for name, expr in upstream.derived_params.items():
-        pairs[name] = resolve(expr, args, now)
+        if value := resolve(expr, args, now):  # "": nothing to derive (law_jo without an article)
+            pairs[name] = value
     if upstream.issue_time is not None:
         pairs.update(issue_params(upstream.issue_time, now))
     pairs.update(dict(filter_pairs(upstream.filters, args)))
@@ -263,7 +264,8 @@ def build_step_request(
         if now is None:
             raise UpstreamError(ADAPTER_ERROR, "NO_CLOCK", f"upstream.steps.{step.id}: derived_params need the engine's clock")
         for name, expr in step.derived_params.items():
-            pairs[name] = resolve(expr, args, now)
+            if value := resolve(expr, args, now):
+                pairs[name] = value
     pairs.update(dict(filter_pairs(step.filters, args)))
     auth = step.auth if step.auth is not None else upstream.auth
     return BuiltRequest(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ummaya.ci.coverage import coverage_gaps
-from ummaya.ci.scenarios import scenario_coverage
+from ummaya.ci.scenario_gate import scenario_coverage, scenario_failures
 from ummaya.codegen.loader import load_registry
 from ummaya.runtime.scenarios import load_scenarios, run_scenario, scenario_engine
 from ummaya.runtime.store import open_store
@@ -162,6 +162,12 @@ def test_a_scenario_the_strict_check_rejects_fails_ummaya_check(speaking):
     assert strict["er_near_campus"] == ["calls ['kakao_keyword_search', 'nmc_emergency_rooms'] != expected "
                                         "['nmc_emergency_rooms', 'kakao_keyword_search']"]
     assert sorted(strict["move_in"]) == ["answer does not state '등기소'", "language 'ko' != expected 'en'"]
+    # The gate's worker processes (ci/scenario_gate.py; traces off) give the verdict run here, word
+    # for word and in order, and so does running them in this process.
+    scenarios = load_scenarios(speaking)
+    here = scenario_failures(speaking, scenarios, jobs=1)
+    assert scenario_failures(speaking, scenarios, jobs=2) == here
+    assert [p.message for p in here] == [f"{i}: {p}" for i, ps in strict.items() for p in ps]
     result = run("check", "--root", str(speaking))
     assert result.exit_code == 1 and "check failed: scenarios" in result.stderr, result.stderr
     for scenario_id, problems in strict.items():

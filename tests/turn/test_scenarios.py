@@ -24,7 +24,7 @@ def scenario_engine(catalog, retriever, tmp_path_factory):
     from ummaya.runtime.store import open_store
 
     store = open_store(f"sqlite:///{tmp_path_factory.mktemp('scenarios') / 'store.sqlite3'}")
-    # The engine `ummaya check` runs the scenarios on (ci/scenarios.py): one engine, one verdict.
+    # The engine `ummaya check` runs the scenarios on (ci/scenario_gate.py): one engine, one verdict.
     yield scenario_engine(catalog.root, store=store, catalog=catalog, retriever=retriever)
     store.close()
 

@@ -26,7 +26,8 @@ def check(root: str | None, against: str | None) -> None:
     from ummaya.ci.coverage import coverage_gaps
     from ummaya.ci.drift import drift_gate
     from ummaya.ci.placeholders import placeholder_gaps
-    from ummaya.ci.scenarios import scenario_gate
+    from ummaya.codegen.url_checks import resolution_problems
+    from ummaya.ci.scenario_gate import start_scenario_gate
     from ummaya.paths import ProjectNotFound, require_root
 
     try:
@@ -49,6 +50,10 @@ def check(root: str | None, against: str | None) -> None:
         click.echo("  " + d.summary().replace("\n", "\n  "), err=True)
 
     if plan.registry is not None:
+        # The scenarios run longest (worker processes, ci/scenario_gate.py) and the host lookups
+        # wait on DNS: both start now, while the gates below run, and are collected in order.
+        scenarios_done = start_scenario_gate(project, plan.registry)
+        hosts_done = _in_thread(resolution_problems, plan.registry)
         gaps = coverage_gaps(plan.registry, plan.parsed if plan.parser_available else None)
         if gaps:
             failed.append("coverage")
@@ -88,17 +93,15 @@ def check(root: str | None, against: str | None) -> None:
                        "request expects yet (fails with --against <base>; review them)", err=True)
             for p in review:
                 click.echo(f"  {p}", err=True)
-        from ummaya.codegen.url_checks import resolution_problems
-
-        resolved = resolution_problems(plan.registry)
+        resolved = hosts_done()
         if resolved:
             failed.append("hosts")
             click.echo(f"hosts: {len(resolved)} URL host(s) resolve to a non-public address", err=True)
             for p in resolved:
                 click.echo(f"  {p}", err=True)
         # Valid files, every adapter covered, and every scenario run exactly as the tests run it
-        # (ci/scenarios.py): the gate and tests/turn/test_scenarios.py share one comparison.
-        missing = scenario_gate(project, plan.registry)
+        # (ci/scenario_gate.py): the gate and tests/turn/test_scenarios.py share one comparison.
+        missing = scenarios_done()
         if missing:
             failed.append("scenarios")
             click.echo(f"scenarios: {len(missing)} problem(s)", err=True)
@@ -125,6 +128,20 @@ def check(root: str | None, against: str | None) -> None:
     click.echo(f"check passed ({gates}): release {plan.release_id[:12]}, {plan.adapters} adapters")
     if plan.registry is not None:
         _print_provenance(plan.registry.manifests)
+
+
+def _in_thread(fn, *args):
+    """Run ``fn(*args)`` in a thread of its own; the returned callable waits for its result."""
+    import concurrent.futures as cf
+
+    pool = cf.ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(fn, *args)
+    pool.shutdown(wait=False)
+
+    def result():
+        return future.result()
+
+    return result
 
 
 def _print_provenance(manifests) -> None:
