@@ -12,8 +12,9 @@ exist this gate has nothing to say.
 Speed (bench/check.py; issue 18's ``ummaya check`` ≤ 5 s): the scenarios run with traces off — a
 trace never changes a turn's result (runtime/turn/turn_trace.py), and storing one was ~40 % of each
 turn — and, on a machine with more than one core, in worker processes that each build an engine
-and run every n-th scenario (forked where the platform allows: the catalog, retriever and topic
-vocabulary are then built once, before the fork). ``ummaya check`` starts them
+and run every n-th scenario. The workers are spawned, never forked: by the time the gate starts,
+numpy's BLAS pool has a thread of its own, and nothing here forks after threads exist (each worker
+loads the catalog and retriever itself, ~0.7 s CPU, in parallel). ``ummaya check`` starts them
 (``start_scenario_gate``) before its other gates and collects the verdict last;
 ``UMMAYA_CHECK_JOBS=1`` runs them in this process.
 """
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -126,13 +126,7 @@ def start_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Pat
     import concurrent.futures as cf
     import multiprocessing
 
-    if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" and sys.platform != "darwin":
-        # Built once, here: the catalog, the retriever and the topic vocabulary; forked workers
-        # inherit them (copy-on-write) instead of each loading its own.
-        _SHARED[str(generated)] = _shared_parts(generated)
-        context: Any = multiprocessing.get_context("fork")
-    else:  # spawned workers load them themselves
-        context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     shards = [pool.submit(run_shard, str(generated), [sc for _, sc in scenarios[i::jobs]]) for i in range(jobs)]
 
@@ -141,7 +135,6 @@ def start_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Pat
             parts = [f.result() for f in shards]
         finally:
             pool.shutdown(cancel_futures=True)
-            _SHARED.pop(str(generated), None)
         found: list[list[str]] = [[] for _ in scenarios]
         for i, part in enumerate(parts):
             if isinstance(part, str):  # the build could not be loaded: that is the one problem
@@ -151,25 +144,6 @@ def start_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Pat
         return _problems(root, scenarios, found)
 
     return collect
-
-
-# What a forked worker inherits from the process that started it: generated/ path -> (catalog,
-# retriever), or the CatalogError that loading them raised.
-_SHARED: dict[str, Any] = {}
-
-
-def _shared_parts(generated: Path) -> Any:
-    """The catalog and retriever every worker's engine is built on, the topic vocabulary computed."""
-    from ummaya.runtime.catalog import Catalog, CatalogError
-    from ummaya.runtime.dialogue.resolve import topic_vocabulary
-    from ummaya.runtime.retrieve.policy import RetrievalPolicy
-
-    try:
-        catalog = Catalog.load(generated)
-    except CatalogError as exc:
-        return exc
-    topic_vocabulary(catalog)
-    return catalog, RetrievalPolicy().retriever(catalog.root, catalog=catalog)
 
 
 def run_shard(generated: str, shard: list[Any]) -> list[list[str]] | str:
@@ -183,12 +157,8 @@ def run_shard(generated: str, shard: list[Any]) -> list[list[str]] | str:
     with tempfile.TemporaryDirectory(prefix="ummaya-check-") as tmp:
         store = open_store(f"sqlite:///{Path(tmp) / 'scenarios.sqlite3'}")
         try:
-            shared = _SHARED.get(generated)
             try:
-                if isinstance(shared, CatalogError):
-                    raise shared
-                catalog, retriever = shared if shared is not None else (None, None)
-                engine = scenario_engine(Path(generated), store=store, catalog=catalog, retriever=retriever,
+                engine = scenario_engine(Path(generated), store=store,
                                          retention=RetentionPolicy(traces_enabled=False))
             except CatalogError as exc:
                 return f"cannot run the scenarios: {exc}"
