@@ -35,7 +35,7 @@ by the candidates it serves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ummaya.model.manifest import Manifest
@@ -97,6 +97,26 @@ def stop(ctx: TurnContext, log: TurnLog, verdict: Verdict, adapter_id: str = "",
 def abstain(ctx: TurnContext, log: TurnLog) -> Stop:
     """Retrieval found no candidate at all (and nothing the request names offered one)."""
     return stop(ctx, log, Verdict(False, "retrieval_abstained"), layer="retrieve")
+
+
+def narrow(cands: Any, ctx: TurnContext, book: Any, log: TurnLog) -> Any:
+    """The candidates the planner sees, without the protected ones the decision would turn away
+    (``consent_unnamed``) below retrieval's best: 「Has the playground … passed its safety check?」
+    keeps the playground check and loses the identity check that shares "check". Retrieval's best
+    candidate stays whatever it is — the call on it is where the turn goes out."""
+    if ctx.catalog is None or not getattr(cands, "ranked", None):
+        return cands
+    ranked = {r.get("adapter_id"): r for r in cands.ranked}
+    best = max(cands.ranked, key=lambda r: float(r.get("score") or 0.0)).get("adapter_id")
+    drop = [m.id for m in cands.manifests
+            if m.id in ranked and m.id != best and m.permission.consent is not None
+            and decide(m, cands.manifests, ranked, ctx, book, cands.named_coverage).why == "consent_unnamed"]
+    if not drop:
+        return cands
+    log.emit("check", "retrieve", check="scope_candidates", adapter_id=",".join(drop), field="", reason="dropped",
+             why="consent_unnamed", message=WHY["consent_unnamed"], missing=[])
+    return replace(cands, ranked=[r for r in cands.ranked if r.get("adapter_id") not in drop],
+                   manifests=[m for m in cands.manifests if m.id not in drop])
 
 
 def check_scope(calls: list[ToolCall], cands: Any, ctx: TurnContext, book: Any, log: TurnLog) -> None:
