@@ -26,12 +26,14 @@ from typing import Any
 from .retrieve.eval_retrieval import SPLITS, EvalRequest, Report, Scores, evaluate, is_pending
 
 # The engine's end-to-end abstention floors (``abstain_f1`` on the chosen split): measured at
-# 2026-12-07 on the 164-adapter registry (tune 0.898, held-out 0.797, all 0.87) minus about two
-# requests' worth of margin; the other metrics are retrieval's to hold (``ummaya eval retrieval``).
+# 2026-12-07 on the 164-adapter registry with the 1,078-request set (all 0.870, tune 0.903,
+# held-out 0.776; retrieval alone 0.849 / 0.886 / 0.733) minus about two requests' worth of margin
+# (the held-out split has 31 out-of-scope rows: one miss moves its F1 ~0.02). The other metrics
+# are retrieval's to hold (``ummaya eval retrieval``).
 ENGINE_THRESHOLDS: dict[str, dict[str, float]] = {
     "all": {"abstain_f1": 0.85},
     "tune": {"abstain_f1": 0.88},
-    "holdout": {"abstain_f1": 0.76},
+    "holdout": {"abstain_f1": 0.74},
 }
 
 # How a turn that abstained stops (runtime/turn/scope.py REASON).
