@@ -25,9 +25,10 @@ retrieval cannot see:
   near miss never reaches another service's consent notice;
 - after an emergency's number, an adapter outside the emergency's services → ``emergency_other``;
 - on a new request, a candidate retrieval did not keep, offered only because the request names a
-  label of one of its code fields (a life stage in 「노트북 추천해줘 대학생용」, a country in
-  "translate into Japanese") and not its service → ``label_only``. A product or a term of a keyword
-  vocabulary (a known medicine) is evidence of its own and goes ahead.
+  citizen's word for a label of one of its code fields (a life stage in 「노트북 추천해줘 대학생용」,
+  a country in "translate into Japanese") and not its service → ``label_only``. A product, a term
+  of a keyword vocabulary (a known medicine) or one of the field's official labels named whole
+  (「신경과 찾아줘」) is evidence of its own and goes ahead.
 
 A locate adapter called on the way to another (「부산역 근처 응급실」 finds 부산역 first) is judged
 by the candidates it serves.
@@ -154,7 +155,7 @@ def decide(m: Manifest, candidates: list[Manifest], ranked: dict[str, Any], ctx:
     serves = _serves_emergency(m, ctx)
     if ctx.emergencies and not serves:
         return Verdict(False, "emergency_other")
-    if _fresh(ctx) and not serves and _label_only(ranked.get(m.id), m, candidates, ranked):
+    if _fresh(ctx) and not serves and _label_only(ranked.get(m.id), m, candidates, ranked, ctx.request):
         return Verdict(False, "label_only")
     return GO
 
@@ -245,17 +246,35 @@ def _serves_emergency(m: Manifest, ctx: TurnContext) -> bool:
     return bool(domains) and (m.domain in domains or m.primitive == "locate")
 
 
-def _label_only(row: dict[str, Any] | None, m: Manifest, candidates: list[Manifest], ranked: dict[str, Any]) -> bool:
+def _label_only(row: dict[str, Any] | None, m: Manifest, candidates: list[Manifest], ranked: dict[str, Any],
+                request: str = "") -> bool:
     """Retrieval did not keep ``m``: it was offered (runtime/turn/retrieve.py ``prefer_named_values``)
-    only because the request names a label of one of its code fields (``vocabulary`` false), not
-    a product or a term of its own vocabulary. A locate step widened in is judged by the
-    candidates it serves; a carried candidate (the conversation's) never is label-only."""
+    only because the request names a citizen's word for a label of one of its code fields
+    (``vocabulary`` false) — not a product, a term of its own vocabulary, or one of the field's
+    official labels (``x-enum-labels``) as a whole word: 「신경과 찾아줘」 names the category the
+    hospital search goes by; 「대학생용」 is no welfare life stage, "Japanese" no country. A locate
+    step widened in is judged by the candidates it serves; a carried candidate (the
+    conversation's) never is label-only."""
     if row is None and m.primitive == "locate":
-        rows = [r for t in _served(m, candidates) if (r := ranked.get(t.id)) is not None]
-        return bool(rows) and all(_label_only(r, t, [], {}) for r, t in zip(rows, _served(m, candidates), strict=False))
+        served = _served(m, candidates)
+        pairs = [(r, t) for t in served if (r := ranked.get(t.id)) is not None]
+        return bool(pairs) and all(_label_only(r, t, [], {}, request) for r, t in pairs)
     if row is None or row.get("carried"):
         return False
-    return row.get("vocabulary") is False
+    return row.get("vocabulary") is False and not _names_official_label(m, request)
+
+
+def _names_official_label(m: Manifest, request: str) -> bool:
+    """The request names one of the official labels of ``m``'s code fields, as a whole word."""
+    from ..understand import table
+    from ..understand.labels import named_terms, names_official_label
+
+    for prop in (m.input_schema.get("properties") or {}).values():
+        st = table.slot_of(prop)
+        if st is not None and st.class_ == "code" and st.vocabulary and any(
+                names_official_label(request, prop, label) for _n, label in named_terms(request, st.vocabulary)):
+            return True
+    return False
 
 
 def conversation_words(ctx: TurnContext) -> str:

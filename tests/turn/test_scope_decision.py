@@ -142,3 +142,10 @@ def test_eval_retrieval_engine_prints_both_per_split(tmp_path, monkeypatch):
     assert d["engine"]["overall"]["abstain_tp"] == 2 and d["engine"]["overall"]["abstain_fp"] == 0
     text = CliRunner().invoke(main, ["eval", "retrieval", "--engine", "--file", str(f), "--root", str(REPO)])
     assert "end to end" in text.output and "retrieval alone" in text.output and "split=holdout" in text.output
+
+
+def test_an_official_label_named_whole_is_evidence_of_its_own(engine):
+    # retrieval finds nothing in 「신경과 찾아줘」; 신경과 is one of the hospital search's official
+    # specialty labels (x-enum-labels), unlike a citizen's word for a life stage (대학생용)
+    r = ask(engine, "신경과 찾아줘 35.1796, 129.0756")
+    assert r.stop_reason == "completed" and "hira_hospitals" in acted(r), (scope_checks(r), r.answer)
