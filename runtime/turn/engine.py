@@ -37,7 +37,7 @@ from .project import compact, project
 from .provenance import ArgumentProvenance
 from .turn_trace import PendingTrace, TraceSink
 from .retrieve import retrieve, widen
-from .scope import check_scope
+from .scope import check_scope, narrow
 from .validate import repair_budget_left, repair_or_stop, show_refused, validate
 from .values import (
     ArgumentCheck,
@@ -289,6 +289,9 @@ class TurnEngine:
         try:
             log.state("retrieving")
             cands = retrieve(self.retriever, self.catalog, ctx, req, log, widen_providers=self.widen_providers)
+            # The scope decision (scope.py) on the candidates: the planner never sees a protected
+            # adapter for a service the request does not name below retrieval's best.
+            cands = narrow(cands, ctx, self.consents, log)
             for e in log.take():
                 yield e
             log.state("generating")

@@ -48,11 +48,11 @@ def retrieve(
     widened = [m.id for m in manifests[len(ranked):]]
     log.emit("candidates", "retrieve", candidates=ranked, widened=widened)
     if not manifests:
-        # Nothing in the registry fits: what UMMAYA cannot do, and where the citizen can (scope.py).
-        from .scope import way_out
+        # Nothing in the registry fits: the scope decision's way out (scope.py).
+        from .scope import abstain
 
-        raise way_out(ctx)
-    return Candidates(ranked, manifests, widened)
+        raise abstain(ctx, log)
+    return Candidates(ranked, manifests, widened, named_coverage=float(getattr(retriever, "named_service", 0.4)))
 
 
 def typed_slots(request: str) -> frozenset[str]:

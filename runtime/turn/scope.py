@@ -1,29 +1,42 @@
-"""Right adapter, or an honest way out: a call goes ahead only for a service the request names.
+"""Right adapter, or an honest way out: the turn's one scope decision.
 
 Retrieval ranks by shared words, so a request for a service the registry does not have can land on
 the nearest one: 「여권 재발급 신청해줘」 on the welfare application (both "apply"), 「실업급여」 on
-the housing benefit (both "…급여"). This check runs in the engine before the gate, for every
-planner, on each proposed call (and on the adapter a question is asked for):
+the housing benefit (both "…급여"). Whether the turn may act on an adapter is decided here, once,
+for every planner: on the candidates retrieval found (none at all: the way out at once, layer
+``retrieve``) and on each proposed call or question (layer ``gate``, before the consent gate).
+Every way out is the same stop — ``no_adapter`` — with one ``check`` event (``check: scope``) whose
+``why`` says which evidence was missing (:data:`WHY`).
 
-- the request names the adapter's service (its ``service_words``, or the words the build derived
-  from its hints and title minus the generic words of registry/_intents/) → it goes ahead;
-- it continues the conversation's pinned intent, or the citizen already consented to that adapter →
-  it goes ahead (that choice was made, and checked, when the intent started);
-- it names an official channel's service instead (registry/_channels/) → the turn stops with what
-  UMMAYA cannot do and where the citizen can (``no_adapter``, layer ``gate``);
-- it names nothing, and the adapter would ask for consent → the same stop with the general
-  channel: a near miss never reaches another service's consent notice;
-- it names nothing, and the request is an emergency whose services (its ``domains``) do not
-  include the adapter → the emergency's own plain line (its number is already the first line);
-- it names nothing on a new request, and retrieval kept the adapter on text evidence alone
-  (coverage under its abstain threshold) → the general way out.
+The decision consumes retrieval's signals; it does not rank again. Retrieval already held the best
+candidate to its abstention rule (coverage, or text evidence from two words of the request:
+runtime/retrieve/retriever.py), so a candidate it kept *fits* — a paraphrase that names no service
+word (「이번 선거 때 도장 찍으러 갈 장소」) is what that rule is for. What the engine adds is what
+retrieval cannot see:
 
-A locate adapter called on the way to another (「부산역 근처 응급실」 finds 부산역 first) counts
-as named when a candidate it serves is named.
+- the conversation already chose the adapter (its pinned intent continues, or the citizen
+  consented to it) → it goes ahead;
+- the request names an official channel's service (registry/_channels/) that the adapter does not
+  answer → ``other_channel``: what UMMAYA cannot do, and where the citizen can. The adapter answers
+  a channel's service when it declares the channel's phrase itself (its title, hints or service
+  words: 「대전 1호선」 in the Daejeon metro's hints, 「행복주택」 in the rental notices'), names its
+  own service at least as specifically, or covers the whole request;
+- it would ask for consent and the request does not name its service → ``consent_unnamed``: a
+  near miss never reaches another service's consent notice;
+- after an emergency's number, an adapter outside the emergency's services → ``emergency_other``;
+- on a new request, a candidate retrieval did not keep, offered only because the request names a
+  citizen's word for a label of one of its code fields (a life stage in 「노트북 추천해줘 대학생용」,
+  a country in "translate into Japanese") and not its service → ``label_only``. A product, a term
+  of a keyword vocabulary (a known medicine) or one of the field's official labels named whole
+  (「신경과 찾아줘」) is evidence of its own and goes ahead.
+
+A locate adapter called on the way to another (「부산역 근처 응급실」 finds 부산역 first) is judged
+by the candidates it serves.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ummaya.model.manifest import Manifest
@@ -33,13 +46,35 @@ from ..plan.protocol import ToolCall
 from .log import TurnLog
 from .values import Stop, TurnContext
 
+# The stop every way out ends with, and what its check event's ``why`` may say.
+REASON = "no_adapter"
+WHY: dict[str, str] = {
+    "retrieval_abstained": "retrieval found nothing in the registry that fits the request",
+    "other_channel": "the request names another official channel's service",
+    "consent_unnamed": "the adapter would ask for consent for a service the request does not name",
+    "emergency_other": "after an emergency's number only a service it names, or its own, goes on",
+    "label_only": "the request names only a label of the adapter's code field, not its service",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The scope decision on one adapter: ``go``, or the :data:`WHY` code of the way out."""
+
+    go: bool
+    why: str = ""
+    channels: tuple[str, ...] = ()  # the channels the request names that the adapter does not answer
+
+
+GO = Verdict(True)
+
 
 def way_out(ctx: TurnContext, *, detail: str = "", layer: str | None = None) -> Stop:
     """The ``no_adapter`` stop: the channels the request names, else the general channel. An
     emergency request gets its own plain line instead (its number is already the first line)."""
     guidance = ctx.catalog.guidance if ctx.catalog is not None else None
     if guidance is None:
-        return Stop("no_adapter", ans.compose_stop("no_adapter", ctx.language), detail, layer=layer)
+        return Stop(REASON, ans.compose_stop(REASON, ctx.language), detail, layer=layer)
     channels = guidance.channels_named(ctx.request)
     emergencies = guidance.emergencies_in(ctx.request)
     if emergencies and not channels:
@@ -47,59 +82,148 @@ def way_out(ctx: TurnContext, *, detail: str = "", layer: str | None = None) -> 
     else:
         parts = ans.way_out_parts(channels, ctx.language, general=guidance.general,
                                   intent=guidance.intent_named(ctx.request))
-    return Stop("no_adapter", ans.text_of(parts), detail, layer=layer, parts=parts)
+    return Stop(REASON, ans.text_of(parts), detail, layer=layer, parts=parts)
 
 
-# Retrieval keeps a candidate when it covers this share of the request's terms (the retriever's
-# abstain_coverage, runtime/retrieve/retriever.py) *or* on strong text evidence alone. A candidate
-# kept on text evidence alone whose service the request does not name is a near miss (「파이썬
-# 코드 짜줘」 at the region codes, 「번역해줘」 at the address search on 「영어로」): nothing else
-# says it fits.
-WEAK_COVERAGE = 0.3
-# Retrieval matched every content word of the request to the adapter's own text.
-FULL_COVERAGE = 0.999
+def stop(ctx: TurnContext, log: TurnLog, verdict: Verdict, adapter_id: str = "", *, layer: str = "gate") -> Stop:
+    """The way out for a verdict that does not go: its one check event, then the stop to raise."""
+    message = WHY.get(verdict.why, verdict.why)
+    if verdict.channels:
+        message += f" ({', '.join(verdict.channels)})"
+    log.emit("check", layer, check="scope", adapter_id=adapter_id, field="", reason=REASON, why=verdict.why,
+             message=message, missing=[])
+    return way_out(ctx, detail=f"{verdict.why}:{adapter_id}" if adapter_id else verdict.why, layer=layer)
+
+
+def abstain(ctx: TurnContext, log: TurnLog) -> Stop:
+    """Retrieval found no candidate at all (and nothing the request names offered one)."""
+    return stop(ctx, log, Verdict(False, "retrieval_abstained"), layer="retrieve")
+
+
+def narrow(cands: Any, ctx: TurnContext, book: Any, log: TurnLog) -> Any:
+    """The candidates the planner sees, without the protected ones the decision would turn away
+    (``consent_unnamed``) below retrieval's best: 「Has the playground … passed its safety check?」
+    keeps the playground check and loses the identity check that shares "check". Retrieval's best
+    candidate stays whatever it is — the call on it is where the turn goes out."""
+    if ctx.catalog is None or not getattr(cands, "ranked", None):
+        return cands
+    ranked = {r.get("adapter_id"): r for r in cands.ranked}
+    best = max(cands.ranked, key=lambda r: float(r.get("score") or 0.0)).get("adapter_id")
+    drop = [m.id for m in cands.manifests
+            if m.id in ranked and m.id != best and m.permission.consent is not None
+            and decide(m, cands.manifests, ranked, ctx, book, cands.named_coverage).why == "consent_unnamed"]
+    if not drop:
+        return cands
+    log.emit("check", "retrieve", check="scope_candidates", adapter_id=",".join(drop), field="", reason="dropped",
+             why="consent_unnamed", message=WHY["consent_unnamed"], missing=[])
+    return replace(cands, ranked=[r for r in cands.ranked if r.get("adapter_id") not in drop],
+                   manifests=[m for m in cands.manifests if m.id not in drop])
 
 
 def check_scope(calls: list[ToolCall], cands: Any, ctx: TurnContext, book: Any, log: TurnLog) -> None:
-    """Raise the way-out stop for the first call whose service the request does not name, when
-    another service's channel is named, the call would ask for consent, or retrieval found it only
-    weakly (module docstring)."""
+    """Raise the way out for the first call the scope decision does not let go ahead."""
     if ctx.catalog is None:
         return
-    guidance = ctx.catalog.guidance
     candidates: list[Manifest] = cands.manifests
     ranked = {r.get("adapter_id"): r for r in getattr(cands, "ranked", []) or []}
     by_id = {m.id: m for m in candidates}
     for c in calls:
         m = by_id.get(c.adapter_id)  # a call outside the candidates is validation's to refuse
-        if m is None or _chosen(m, ctx, book, candidates):
+        if m is None:
             continue
-        named = _named(m, candidates, ctx, guidance)
-        channels = guidance.channels_named(ctx.request)
-        specific = [ch for ch in channels if not ch.general]
-        if named and not _more_specific(specific, named, ctx, guidance):
-            continue
-        if named and specific and _answers_whole(ranked.get(m.id), m, candidates):
-            # Retrieval ranked this adapter first on every word of the request: it exists for the
-            # service the channel names (the channel registry holds what has no adapter).
-            specific = []
-            if m.permission.consent is None:
-                continue
-        why = ""
-        if specific:
-            why = f"it names {', '.join(ch.id for ch in specific)}"
-        elif m.permission.consent is not None:
-            why = "it would ask for consent"
-        elif ctx.emergencies and not _serves_emergency(m, ctx):
-            # after an emergency's number only a named service or the emergency's own (its
-            # domains) goes on: a house fire is no question for the earthquake bulletin
-            why = "an emergency goes on only with a service it names"
-        elif _fresh(ctx) and not _serves_emergency(m, ctx) and _weak(ranked.get(m.id), m, candidates, ranked, ctx.request):
-            why = f"retrieval found it only weakly (coverage < {WEAK_COVERAGE})"
-        if why:
-            log.emit("check", "gate", check="scope", adapter_id=m.id, field="", reason="no_adapter",
-                     message=f"the request does not name this adapter's service; {why}", missing=[])
-            raise way_out(ctx, detail=f"not_named:{m.id}", layer="gate")
+        verdict = decide(m, candidates, ranked, ctx, book, getattr(cands, "named_coverage", 0.4))
+        if not verdict.go:
+            raise stop(ctx, log, verdict, m.id)
+
+
+def decide(m: Manifest, candidates: list[Manifest], ranked: dict[str, Any], ctx: TurnContext, book: Any,
+           named_coverage: float = 0.4) -> Verdict:
+    """May the turn act on ``m``? (module docstring: the rules in order)."""
+    if ctx.catalog is None or _chosen(m, ctx, book, candidates):
+        return GO
+    guidance = ctx.catalog.guidance
+    named = _named(m, candidates, ctx, guidance)
+    unanswered = [ch for ch in guidance.channels_named(ctx.request)
+                  if not ch.general and not _answers_channel(ch, m, named, candidates, ranked, ctx, guidance,
+                                                             named_coverage)]
+    if unanswered:
+        return Verdict(False, "other_channel", tuple(ch.id for ch in unanswered))
+    if named:
+        return GO
+    if m.permission.consent is not None:
+        return Verdict(False, "consent_unnamed")
+    serves = _serves_emergency(m, ctx)
+    if ctx.emergencies and not serves:
+        return Verdict(False, "emergency_other")
+    if _fresh(ctx) and not serves and _label_only(ranked.get(m.id), m, candidates, ranked, ctx.request):
+        return Verdict(False, "label_only")
+    return GO
+
+
+def _answers_channel(ch: Any, m: Manifest, named: int, candidates: list[Manifest], ranked: dict[str, Any],
+                     ctx: TurnContext, guidance: Any, named_coverage: float) -> bool:
+    """``m`` answers the service channel ``ch`` names (the channel registry holds what has no
+    adapter): each phrase of the channel the request holds is inside a longer word of the request
+    that ``m`` declares as its own (「전기차」 holds 기차, 「1호선」 holds 호선); or ``m`` declares the
+    phrase itself and retrieval found the request covered by it as far as a request that names a
+    service in other words (the retriever's ``named_service``: 「행복주택 공고」 at the rental
+    notices); or the request names ``m``'s own service at least as specifically, or retrieval
+    ranked it first on every word of the request. A locate step declares what a candidate it
+    serves declares."""
+    from ..guidance_reader import Text, longest_in, phrase_in
+
+    text = Text.of(ctx.request)
+    said = [p for p in ch.words.all() if phrase_in(p, text)]
+    owners = [m, *_served(m, candidates)]
+    if said and all(any(_inside_own_word(p, ctx.request, own, guidance) for own in owners) for p in said):
+        return True
+    row = ranked.get(m.id) or next((ranked.get(t.id) for t in owners[1:] if ranked.get(t.id)), None)
+    covered = row is not None and float(row.get("coverage") or 0.0) >= named_coverage
+    if covered and any(_declares(own, p, guidance) for own in owners for p in said):
+        return True
+    if named and longest_in(said, text) <= named:
+        return True
+    return bool(named) and _answers_whole(ranked.get(m.id), m, candidates) and m.permission.consent is None
+
+
+def _own_text(m: Manifest, guidance: Any) -> Any:
+    """What the adapter says of itself: its title, search hints and service words (never its
+    negative examples)."""
+    from ..guidance_reader import Text
+
+    return Text.of(" / ".join([m.title.ko, m.title.en, *m.search_hints.ko, *m.search_hints.en,
+                               *guidance.service_words(m)]))
+
+
+def _declares(m: Manifest, phrase: str, guidance: Any) -> bool:
+    """The phrase is the adapter's own (a phrase of several words: each of them)."""
+    from ..guidance_reader import phrase_in
+
+    own = _own_text(m, guidance)
+    return phrase_in(phrase, own) or (len(phrase.split()) > 1 and all(phrase_in(p, own) for p in phrase.split()))
+
+
+def _inside_own_word(phrase: str, request: str, m: Manifest, guidance: Any) -> bool:
+    """Every word of the request that holds the (Korean, one-word) phrase holds it inside a longer
+    run of letters that the adapter declares: the request's word is the adapter's, not the
+    channel's (「전기차」 is no 기차)."""
+    p = "".join(phrase.lower().split())
+    if not p or len(phrase.split()) > 1 or not any("\uac00" <= ch <= "\ud7a3" for ch in p):
+        return False
+    own = _own_text(m, guidance).squashed
+    holders = [w.lower() for w in request.split() if p in w.lower()]
+    if not holders:
+        return False
+    for w in holders:
+        at = w.find(p)
+        runs = {w[i:j] for i in range(0, at + 1) for j in range(at + len(p), len(w) + 1) if j - i > len(p)}
+        if not any(r in own for r in runs):
+            return False
+    return True
+
+
+# Retrieval matched every content word of the request to the adapter's own text.
+FULL_COVERAGE = 0.999
 
 
 def _answers_whole(row: dict[str, Any] | None, m: Manifest, candidates: list[Manifest]) -> bool:
@@ -111,7 +235,7 @@ def _answers_whole(row: dict[str, Any] | None, m: Manifest, candidates: list[Man
 
 def _fresh(ctx: TurnContext) -> bool:
     """A request that starts anew: a reply, follow-up or topic switch (「거기 지금 몇 도야?」) leans on
-    the conversation, so retrieval's coverage of its few words says little."""
+    the conversation, so what its few words name says little."""
     return ctx.frame is None or ctx.frame.kind == "new"
 
 
@@ -122,41 +246,35 @@ def _serves_emergency(m: Manifest, ctx: TurnContext) -> bool:
     return bool(domains) and (m.domain in domains or m.primitive == "locate")
 
 
-def _weak(row: dict[str, Any] | None, m: Manifest, candidates: list[Manifest], ranked: dict[str, Any],
-          request: str = "") -> bool:
-    """Retrieval's own evidence for ``m`` is weak. A locate adapter asked where a place is
-    (「부산역 어디야」: the name is words no adapter knows, so coverage says nothing) is not; one
-    widened in for a candidate it serves is judged by that candidate; a carried candidate (the
-    conversation's) is never weak."""
-    from ..retrieve.retriever import PLACE_LOOKUP_CUE
-    from ..understand.cues import names_value
-
-    if m.primitive == "locate" and PLACE_LOOKUP_CUE.search(request):
-        return False
-    if request and names_value(m, request):
-        # the request names a value of the adapter's own vocabulary (a known medicine, a holiday
-        # its month field reads, a programme its keyword field knows): evidence of its own
-        return False
+def _label_only(row: dict[str, Any] | None, m: Manifest, candidates: list[Manifest], ranked: dict[str, Any],
+                request: str = "") -> bool:
+    """Retrieval did not keep ``m``: it was offered (runtime/turn/retrieve.py ``prefer_named_values``)
+    only because the request names a citizen's word for a label of one of its code fields
+    (``vocabulary`` false) — not a product, a term of its own vocabulary, or one of the field's
+    official labels (``x-enum-labels``) as a whole word: 「신경과 찾아줘」 names the category the
+    hospital search goes by; 「대학생용」 is no welfare life stage, "Japanese" no country. A locate
+    step widened in is judged by the candidates it serves; a carried candidate (the
+    conversation's) never is label-only."""
     if row is None and m.primitive == "locate":
-        served = [ranked.get(t.id) for t in candidates if t.id != m.id and set(t.requires) & _provided(m)]
-        rows = [r for r in served if r is not None]
-        return bool(rows) and all(_weak(r, m, [], {}) for r in rows)
-    if row is None or row.get("carried") or row.get("vocabulary") or row.get("coverage") is None:
-        # a retriever that reports no coverage gives no evidence of a near miss, and a candidate
-        # offered because the request names a value of its vocabulary (a known medicine) is
-        # evidence of its own, not a weak text match
+        served = _served(m, candidates)
+        pairs = [(r, t) for t in served if (r := ranked.get(t.id)) is not None]
+        return bool(pairs) and all(_label_only(r, t, [], {}, request) for r, t in pairs)
+    if row is None or row.get("carried"):
         return False
-    return float(row["coverage"]) < WEAK_COVERAGE
+    return row.get("vocabulary") is False and not _names_official_label(m, request)
 
 
-def _more_specific(channels: list[Any], named: int, ctx: TurnContext, guidance: Any) -> bool:
-    """A channel's service is named more specifically than the adapter's: "national health
-    insurance premium" names the insurance service, not the national holidays. A tie goes to the
-    adapter: one that exists answers its own service (the channel registry holds what has none)."""
-    from ..guidance_reader import Text, longest_in
+def _names_official_label(m: Manifest, request: str) -> bool:
+    """The request names one of the official labels of ``m``'s code fields, as a whole word."""
+    from ..understand import table
+    from ..understand.labels import named_terms, names_official_label
 
-    text = Text.of(ctx.request)
-    return any(longest_in(ch.words.all(), text) > named for ch in channels)
+    for prop in (m.input_schema.get("properties") or {}).values():
+        st = table.slot_of(prop)
+        if st is not None and st.class_ == "code" and st.vocabulary and any(
+                names_official_label(request, prop, label) for _n, label in named_terms(request, st.vocabulary)):
+            return True
+    return False
 
 
 def conversation_words(ctx: TurnContext) -> str:
@@ -176,8 +294,15 @@ def _named(m: Manifest, candidates: list[Manifest], ctx: TurnContext, guidance: 
     own = guidance.service_match(m, words)
     if own or m.primitive != "locate":
         return own
-    served = [t for t in candidates if t.id != m.id and t.primitive != "locate" and set(t.requires) & _provided(m)]
-    return max((guidance.service_match(t, words) for t in served), default=0)
+    return max((guidance.service_match(t, words) for t in _served(m, candidates)), default=0)
+
+
+def _served(m: Manifest, candidates: list[Manifest]) -> list[Manifest]:
+    """The candidates a locate step fills an input of (none for any other adapter)."""
+    if m.primitive != "locate":
+        return []
+    provided = _provided(m)
+    return [t for t in candidates if t.id != m.id and t.primitive != "locate" and set(t.requires) & provided]
 
 
 def _chosen(m: Manifest, ctx: TurnContext, book: Any, candidates: list[Manifest] | None = None) -> bool:

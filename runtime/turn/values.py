@@ -151,6 +151,9 @@ class Candidates:
     ranked: list[dict[str, Any]]  # the retriever's rows as JSON (for the event and the trace)
     manifests: list[Manifest]  # ranked, then widened with locate providers
     widened: list[str] = field(default_factory=list)
+    # The coverage at which the retriever reads a request as naming a candidate's service in other
+    # words (its ``named_service``): the scope decision reads it (scope.py).
+    named_coverage: float = 0.4
 
     @property
     def by_id(self) -> dict[str, Manifest]:

