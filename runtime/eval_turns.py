@@ -15,6 +15,7 @@ K-EXAONE (FriendliAI), vLLM or Ollama measures that model inside UMMAYA's guaran
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from collections import Counter
@@ -22,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import ValidationError
 
-from .scenarios import Scenario, ScenarioFile, check, turn_request
+from .scenarios import Scenario, ScenarioError, ScenarioFile, check, turn_request
 
 
 @dataclass
@@ -77,13 +78,63 @@ class TurnsReport:
         }
 
 
-def load(path: Path) -> list[Scenario]:
-    """Scenarios from a file, or from every ``*.yaml`` in a folder (in name order)."""
+def load(path: Path, generated: Path | None = None) -> list[Scenario]:
+    """Scenarios from a file, or from every ``*.yaml`` in a folder (in name order), each adapter id
+    in ``calls`` and ``consents`` checked against the compiled catalog in ``generated`` (None: the
+    one the runtime loads, ``paths.generated_dir()``) — the catalog the evaluated engine runs on.
+
+    Raises ``ScenarioError`` (a ValueError) listing every problem as ``file:line: message``: a
+    scenario naming an adapter the catalog does not have would otherwise run and fail as a wrong
+    call, not as the typo it is."""
+    from ummaya.model.documents import Problem, parse_yaml, validation_problems
+    from ummaya.paths import generated_dir
+
+    catalog = (generated if generated is not None else generated_dir()) / "catalog.json"
+    adapters = catalog_ids(catalog)
     files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
     out: list[Scenario] = []
+    problems: list[Problem] = []
     for f in files:
-        out.extend(ScenarioFile.model_validate(yaml.safe_load(f.read_text(encoding="utf-8"))).scenarios)
+        rel = _shown(f)
+        doc, errs = parse_yaml(f, rel)
+        problems += errs
+        if doc is None:
+            continue
+        if not isinstance(doc.data, dict):
+            problems.append(Problem(rel, 1, "a scenario file is a mapping with a 'scenarios:' list"))
+            continue
+        try:
+            out.extend(ScenarioFile.model_validate(doc.data, context={"adapters": adapters}).scenarios)
+        except ValidationError as exc:
+            # pydantic words a validator's ValueError as "Value error, …": keep only the message.
+            problems += [dataclasses.replace(p, message=p.message.replace(": Value error, ", ": "))
+                         for p in validation_problems(doc, exc)]
+    if problems:
+        raise ScenarioError(sorted(problems))
     return out
+
+
+def catalog_ids(catalog: Path) -> set[str]:
+    """The adapter ids of a compiled ``catalog.json``; a ValueError naming it if it cannot be read."""
+    import json
+
+    try:
+        data = json.loads(catalog.read_text(encoding="utf-8"))
+        adapters = data.get("adapters", data) if isinstance(data, dict) else data
+        if isinstance(adapters, dict):
+            return set(adapters)
+        return {a["id"] for a in adapters if isinstance(a, dict) and "id" in a}
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"{catalog}: no compiled catalog to check the scenarios' adapter ids against "
+                         f"(run `ummaya build`): {exc}") from exc
+
+
+def _shown(f: Path) -> str:
+    """A file as an error names it: relative to the working directory when it is inside it."""
+    try:
+        return f.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return f.as_posix()
 
 
 async def evaluate(engine: Any, scenarios: list[Scenario], *, planner: str,

@@ -25,7 +25,8 @@ Live safety rails:
   once when the answer carries one of ``auth.expired_codes``; concurrent calls share one exchange.
 - ``cache_ttl_s``: in-memory TTL cache of ok/no_data outcomes keyed by adapter + arguments,
   bounded by ``cache_max_entries``.
-- ``rate_limit_per_s``: requests to one host are spaced at least 1/rate seconds apart.
+- ``rate_limit_per_s``: requests to one host are spaced at least 1/rate seconds apart, on the
+  injectable ``monotonic`` clock, waiting through the same injectable ``sleep``.
 - bodies are streamed and refused past ``max_body_bytes``; environment proxy settings apply to
   real hosts but never to a loopback override.
 
@@ -213,6 +214,7 @@ class Dispatcher:
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Clock = utc_now,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
         max_attempts: int = 3,
         backoff_s: float = 0.2,
         max_body_bytes: int = 20_000_000,
@@ -225,6 +227,7 @@ class Dispatcher:
         self.transport = transport
         self.clock = clock
         self.sleep = sleep
+        self.monotonic = monotonic
         self.max_attempts = max(1, max_attempts)
         self.backoff_s = backoff_s
         self.max_body_bytes = max_body_bytes
@@ -702,11 +705,11 @@ class Dispatcher:
         # No lock needed: nothing awaits between reading and booking the slot, so concurrent
         # calls on one event loop book consecutive slots.
         host = host_of(url)
-        now = time.monotonic()
+        now = self.monotonic()
         slot = max(now, self._next_slot.get(host, now))
         self._next_slot[host] = slot + 1.0 / rate
         if slot > now:
-            await asyncio.sleep(slot - now)
+            await self.sleep(slot - now)
 
     def _count_quota(self, upstream: Upstream, url: str) -> None:
         cap = upstream.quota.per_day if upstream.quota is not None else None

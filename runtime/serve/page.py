@@ -3,6 +3,10 @@
 The files ship inside the package (``runtime/serve/static/``, package data in setup.py). The page
 talks only to this server (``POST /v1/answer`` with ``"stream": true``), so a strict Content
 Security Policy allows nothing else: no inline script or style, no third-party origin.
+
+The page is not a surface of the server's own: it is an SSE client like any other (no mode, no
+policy, nothing that tells it apart), so its turns are traced with ``meta.surface = "http_sse"``;
+tests/serve/test_every_surface.py sends its request as app.js builds it beside the other surfaces.
 """
 
 from __future__ import annotations

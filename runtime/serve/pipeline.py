@@ -88,6 +88,8 @@ class RequestState:
 
     @property
     def surface(self) -> Any:
+        # The citizen page (runtime/serve/page.py) is an SSE client of /v1/answer that sends
+        # nothing telling it apart from any other, so its turns are "http_sse" too.
         if self.endpoint == "retrieve":
             return "http_retrieve"
         return "http_sse" if self.stream else "http_json"

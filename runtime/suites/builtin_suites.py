@@ -70,7 +70,7 @@ class TurnsSuite:
         from ummaya.runtime.scenarios import scenario_engine
 
         path = release.eval_file(self.scenarios)
-        scenarios = load(path)
+        scenarios = load(path, release.folder)  # ids checked against this release's catalog
         with tempfile.TemporaryDirectory(prefix="ummaya-suite-") as tmp:
             store = _temp_store(tmp)
             try:

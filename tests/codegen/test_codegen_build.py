@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -39,15 +38,13 @@ def test_warm_cache_gives_the_same_bytes_as_cold(built, tmp_path):
     assert outputs(built) == before
 
 
-def test_noop_rebuild_is_fast_and_writes_nothing(built):
+def test_noop_rebuild_writes_nothing(built):
+    # Its speed (target ≤ 1 s) is a figure of bench/build.py, not an assertion here.
     catalog = built / "generated" / "catalog.json"
     mtime = catalog.stat().st_mtime_ns
-    started = time.perf_counter()
     result = run("build", "--root", str(built))
-    elapsed = time.perf_counter() - started
     assert result.exit_code == 0
     assert result.stdout.startswith("up to date: release ")
-    assert elapsed < 1.0
     assert catalog.stat().st_mtime_ns == mtime
 
 

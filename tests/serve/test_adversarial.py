@@ -86,8 +86,6 @@ def test_the_whole_turn_deadline_ends_the_stream_with_one_error(generated: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A model that keeps the turn waiting past the turn's own deadline (not the provider's
     timeout): the turn stops in the plan layer and the stream ends with its error event."""
-    import time
-
     from tests.support.fake_openai import Slow, stream_text
 
     monkeypatch.setenv("UMMAYA_TURN_DEADLINE_S", "0.5")
@@ -96,11 +94,10 @@ def test_the_whole_turn_deadline_ends_the_stream_with_one_error(generated: Path,
         body = {"query": "부산 응급실 빈 병상 있어?", "mode": "mock",
                 "generation": {"planner": "openai", "model": "fake-model", "timeout_s": 30}}
         with client(generated, sqlite_url, tmp_path) as c:
-            t0 = time.monotonic()
             j = c.post("/v1/answer", json=body).json()
             events = parse_sse(c.post("/v1/answer", json={**body, "stream": True}).text)
-            elapsed = time.monotonic() - t0
-    assert elapsed < 5, "both requests ended at the turn's deadline, not the model's 3 s"
+        # The model does answer, after 3 s, well within the provider's 30 s timeout: a turn that
+        # ended with provider_timeout was ended by the turn's own 0.5 s deadline — no clock needed.
     assert j["error"]["code"] == "provider_timeout"
     kinds = [e["event"] for e in events]
     assert kinds[-1] == "error" and kinds.count("error") == 1 and "completed" not in kinds

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +152,6 @@ def test_client_disconnect_mid_stream(live_server: Any, tmp_path: Path) -> None:
         body = {"query": "동아대 승학캠퍼스 근처 약국 어디 있어?", "stream": True, "mode": "mock",
                 "generation": {"planner": "openai", "timeout_s": 30}}
         trace_id = None
-        t0 = time.monotonic()
         with httpx.stream("POST", srv.url + "/v1/answer", json=body, timeout=30) as r:
             assert r.status_code == 200
             seen = 0
@@ -163,7 +161,10 @@ def test_client_disconnect_mid_stream(live_server: Any, tmp_path: Path) -> None:
                 if line == "event: tool_result":
                     seen += 1
                     break  # hang up while the model is still writing its answer
-        assert trace_id and time.monotonic() - t0 < 8
+        # No clock: that the client hung up while the model was still writing is what the stored
+        # trace says below (failed, client_disconnected) — a turn that ran to its end first would
+        # be stored as completed.
+        assert trace_id and seen == 1
         assert srv.alive()
         r = httpx.post(srv.url + "/v1/answer", json={"query": OK, "mode": "mock"}, timeout=30)
         assert r.status_code == 200 and r.json()["stop_reason"] == "completed"

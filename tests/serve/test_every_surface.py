@@ -1,6 +1,13 @@
-"""One request, every surface: the CLI (`ummaya ask --json`), the serving API (JSON and SSE) and
-MCP's `ask` tool run the same turn on the same release, so they make the same calls (adapter,
-tier, status), stop for the same reason, agree on grounding and speak the same language.
+"""One request, every surface: the CLI (`ummaya ask --json`), the serving API (JSON and SSE),
+MCP's `ask` tool and the citizen page run the same turn on the same release, so they make the same
+calls (adapter, tier, status), stop for the same reason, agree on grounding and speak the same
+language.
+
+The page is an SSE client of ``POST /v1/answer`` (runtime/serve/static/app.js), so its turns are
+traced as ``http_sse``; what makes it a surface of its own is the request it sends — no mode, no
+policy, on a server run in mock (``UMMAYA_SERVE_MODE=mock``, as the page is served in
+tests/web) — and the stream's ``completed`` or ``error`` it ends on. It is checked here for every
+case it can send (mock, no policy); tests/web drives the page itself in Chromium.
 
 Each surface is a renderer of the one turn service (runtime/service.py); a surface that built its
 own turn (another retriever, another language guess, another stop) would show up here as a
@@ -105,6 +112,41 @@ def _sse(api: Any, case: Case) -> dict[str, Any]:
     return _seen(done)
 
 
+APP_JS = REPO / "runtime" / "serve" / "static" / "app.js"
+
+
+def _page_can_send(case: Case) -> bool:
+    """The page sends no mode and no policy: it asks a mock server, with the citizen's consents."""
+    return case.mode == "mock" and case.policy is None
+
+
+def _page(api: Any, case: Case) -> dict[str, Any]:
+    """The request exactly as the page builds it (``ask`` in app.js), read as the page reads it:
+    the stream's last ``completed`` or ``error`` event is the turn's end."""
+    body: dict[str, Any] = {"query": case.request, "stream": True}
+    if case.consents:
+        body["consents"] = list(case.consents)
+    r = api.post("/v1/answer", json=body, headers={"Accept": "text/event-stream"})
+    events = parse_sse(r.text)
+    # One trace schema for every surface: the page's turn is an SSE turn (runtime/serve/page.py).
+    trace = api.get(f"/v1/traces/{events[0]['data']['trace_id']}").json()
+    assert trace["meta"]["surface"] == "http_sse", trace["meta"]
+    final = [e for e in events if e["event"] in ("completed", "error")][-1]
+    if final["event"] == "error":
+        return {"stop_reason": final["data"]["error"]["code"]}
+    return _seen(final["data"])
+
+
+def test_the_page_sends_the_request_this_test_sends() -> None:
+    """If app.js changed how it asks, ``_page`` above would no longer be the page."""
+    js = APP_JS.read_text(encoding="utf-8")
+    assert "const body = { query, stream: true };" in js
+    assert 'fetch("/v1/answer", { method: "POST", headers: { "Content-Type": "application/json", ' \
+           'Accept: "text/event-stream" }, body: JSON.stringify(body) })' in js
+    assert "body.mode" not in js and "body.policy" not in js
+    assert any(_page_can_send(c) for c in SAMPLE) and any(_page_can_send(c) and c.consents for c in SAMPLE)
+
+
 def _mcp(service: Any, case: Case, n: int) -> dict[str, Any]:
     """MCP's ``ask`` in a session of its own, its consents given up front as a host's consent
     dialog would have given them."""
@@ -168,10 +210,13 @@ def test_every_first_turn_is_the_same_turn_on_every_surface(part: int, generated
     monkeypatch.setattr(TurnService, "load", classmethod(lambda cls, *a, **k: local))
     differ: list[dict[str, Any]] = []
     try:
-        with client(generated, f"sqlite:///{tmp_path / 'serve.sqlite3'}", tmp_path) as api:
+        with client(generated, f"sqlite:///{tmp_path / 'serve.sqlite3'}", tmp_path) as api, \
+                client(generated, f"sqlite:///{tmp_path / 'page.sqlite3'}", tmp_path, mode_ceiling="mock") as page:
             for n, case in enumerate(SAMPLE[part::PARTS]):
                 seen = {"cli": _cli(project, "sqlite:///unused", case), "json": _json(api, case),
                         "sse": _sse(api, case), "mcp": _mcp(local, case, n)}
+                if _page_can_send(case):
+                    seen["page"] = _page(page, case)
                 if disagreement(seen):
                     differ.append({"case": case.__dict__ | {"consents": list(case.consents)}, **seen})
     finally:

@@ -5,7 +5,6 @@ one ``error`` event — it is never held open by the drip."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -36,16 +35,14 @@ def test_a_dripping_upstream_ends_the_stream_within_the_deadline(short_deadline,
         monkeypatch.setenv("DATA_GO_KR_SERVICE_KEY", "test-key")
         monkeypatch.setenv("UMMAYA_BASE_URL_MFDS_EASY_DRUG_INFO", srv.url)
         with client(short_deadline, sqlite_url, tmp_path) as c:
-            t0 = time.perf_counter()
             r = c.post("/v1/answer", json={"query": "타이레놀 먹어도 돼?", "mode": "live", "stream": True})
-            elapsed = time.perf_counter() - t0
     events = parse_sse(r.text)
-    assert elapsed < DEADLINE_S + 3, elapsed  # the deadline, plus the turn's own work
-    assert srv.seen(PATH), "the live upstream was called"
+    # No clock: each byte comes within any per-read timeout, so only the call's one deadline can
+    # end it as TIMEOUT (the whole body would take minutes), and it is asked once, not per retry.
+    assert len(srv.seen(PATH)) == 1, "the live upstream was called once"
     (result,) = [e["data"] for e in events if e["event"] == "tool_result"]
     assert result["status"] == "error"
     assert (result["error"]["class"], result["error"]["code"]) == ("channel_unavailable", "TIMEOUT")
-    assert result["latency_ms"] < DEADLINE_S * 1000 + 250  # one deadline for the whole call
     kinds = [e["event"] for e in events]
     assert kinds[-1] == "error" and kinds.count("error") == 1 and "completed" not in kinds
     assert events[-1]["data"]["error"]["code"] == "channel_unavailable"

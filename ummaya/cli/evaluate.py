@@ -247,7 +247,7 @@ def turns(planner: str, base_url: str | None, model: str | None, profile: str | 
             fail("no project found: pass --root DIR or --scenarios PATH")
         scenario_path = project / "registry" / "scenarios"
     try:
-        scenarios = load(scenario_path)
+        scenarios = load(scenario_path, generated_dir(root))  # the catalog the engine below runs on
     except (OSError, ValueError) as exc:
         fail(f"error: {scenario_path}: {exc}", 2)
     try:
