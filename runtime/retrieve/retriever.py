@@ -76,6 +76,10 @@ _HANGUL_RUN = re.compile(r"[가-힣]+")
 # an answer to 「the ER in Yeonje-gu」).
 _ROMANIZED_UNIT = re.compile(r"\b[a-z0-9]+-(do|si|gun|gu|eup|myeon|ri|dong|ga)\b", re.I)
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
+# A number's counter is part of the value, as the number is: the one syllable a number carries
+# at the end of its word (2024년, 1001번, 3곳) names no topic, and an adapter whose summary says
+# 「2021년 자료부터」 is no better an answer to 「2024년 … 교통사고 다발지역」 for it.
+_NUMBER_COUNTER = re.compile(r"\d([가-힣])(?![가-힣])")
 _WORD_RUN = _RUN
 
 
@@ -770,6 +774,8 @@ class Retriever:
         terms, partial = self.analyse(query)
         values = frozenset(k for k in terms if k[2:].isdigit() and k[2:] not in self._title_numbers) \
             if self.numbers_are_values else frozenset()
+        if self.numbers_are_values:
+            values |= {f"g:{unit.group(1)}" for unit in _NUMBER_COUNTER.finditer(query)}
         if self.district_arguments:
             values |= {f"{family}:{unit.group(1).lower()}" for unit in _ROMANIZED_UNIT.finditer(query) for family in "gm"}
         m = self.match(terms, partial, arguments, values)

@@ -53,3 +53,22 @@ def test_a_romanized_district_is_an_argument_and_its_unit_ranks_nothing(tmp_path
     on = {c.adapter_id: c.score for c in r.search(ask)}
     off = {c.adapter_id: c.score for c in Retriever(docs, cache_dir=tmp_path / "e", district_arguments=False).search(ask)}
     assert on["notices"] < 0.6 * off["notices"] and on["beds"] == off["beds"]
+
+
+def test_a_numbers_counter_is_part_of_the_value(tmp_path):
+    # The elderly list's summary says 「2021년 자료부터」: the 년 of 「2024년」 is the year's
+    # counter, no word of its topic, so the request's year leaves the ranking as it was.
+    docs = emit_index([
+        make_manifest("hotspots", domain="safety", title=("교통사고 다발지역", "Accident hotspots"),
+                      hints=(("교통사고 다발지역", "사고 많은 곳"), ("accident hotspots",)),
+                      examples=(("우리 동네 교통사고 다발지역",), ())),
+        make_manifest("elderly", domain="safety", title=("노인 보행자 사고 다발지역", "Elderly pedestrian hotspots"),
+                      summary=("2021년 자료부터 최근 3년 노인 보행자 교통사고 다발지역", "Elderly pedestrian hotspots"),
+                      hints=(("어르신 보행 사고", "노인 보행자"), ("elderly pedestrian",)),
+                      examples=(("노인 보행자 교통사고 다발지역",), ())),
+    ])[DOCUMENTS_PATH]
+    r = Retriever(docs, cache_dir=tmp_path / "f")
+    bare = {c.adapter_id: c.score for c in r.search("교통사고 다발지역")}
+    dated = {c.adapter_id: c.score for c in r.search("2024년 교통사고 다발지역")}
+    assert dated == bare
+    assert r.search("2024년 교통사고 다발지역")[0].adapter_id == "hotspots"
