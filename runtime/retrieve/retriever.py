@@ -24,6 +24,7 @@ free-text ``place`` go first. Thresholds were tuned on the eval set's tune split
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -76,10 +77,10 @@ _HANGUL_RUN = re.compile(r"[가-힣]+")
 # an answer to 「the ER in Yeonje-gu」).
 _ROMANIZED_UNIT = re.compile(r"\b[a-z0-9]+-(do|si|gun|gu|eup|myeon|ri|dong|ga)\b", re.I)
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
-# A number's counter is part of the value, as the number is: the one syllable a number carries
-# at the end of its word (2024년, 1001번, 3곳) names no topic, and an adapter whose summary says
-# 「2021년 자료부터」 is no better an answer to 「2024년 … 교통사고 다발지역」 for it.
-_NUMBER_COUNTER = re.compile(r"\d([가-힣])(?![가-힣])")
+# A number's unit is part of the value, as the number is, when the vocabulary says it is a value's
+# unit (retrieval_words.yaml value_units: 2024년, 3곳): an adapter whose summary says 「2021년
+# 자료부터」 is no better an answer to 「2024년 … 교통사고 다발지역」 for it.
+_NUMBER_UNIT = re.compile(r"\d([가-힣]+)")
 _WORD_RUN = _RUN
 
 
@@ -149,6 +150,14 @@ def location_cues() -> frozenset[str]:
     from ummaya.runtime.understand import vocab
 
     return _terms(vocab.words(RETRIEVAL_WORDS, "location_cues"), "g")
+
+
+@functools.cache
+def value_units() -> frozenset[str]:
+    """The units that make a number's word a value (``value_units``): left out with the number."""
+    from ummaya.runtime.understand import vocab
+
+    return vocab.words(RETRIEVAL_WORDS, "value_units")
 
 
 def deixis() -> frozenset[str]:
@@ -775,7 +784,11 @@ class Retriever:
         values = frozenset(k for k in terms if k[2:].isdigit() and k[2:] not in self._title_numbers) \
             if self.numbers_are_values else frozenset()
         if self.numbers_are_values:
-            values |= {f"g:{unit.group(1)}" for unit in _NUMBER_COUNTER.finditer(query)}
+            from ummaya.runtime.understand.grammar import split_particle
+
+            units = value_units()  # the unit with its particle, as the gram is: 2024년에, 3곳만
+            values |= {f"g:{u.group(1)}" for u in _NUMBER_UNIT.finditer(query)
+                       if split_particle(u.group(1), min_stem=1)[0] in units}
         if self.district_arguments:
             values |= {f"{family}:{unit.group(1).lower()}" for unit in _ROMANIZED_UNIT.finditer(query) for family in "gm"}
         m = self.match(terms, partial, arguments, values)

@@ -6,6 +6,7 @@ from tests.retrieve.conftest import make_manifest
 
 from ummaya.codegen.emit_index import DOCUMENTS_PATH, emit_index
 from ummaya.runtime.retrieve import Retriever
+from ummaya.runtime.retrieve.retriever import value_units
 
 
 def _bus():
@@ -72,3 +73,15 @@ def test_a_numbers_counter_is_part_of_the_value(tmp_path):
     dated = {c.adapter_id: c.score for c in r.search("2024년 교통사고 다발지역")}
     assert dated == bare
     assert r.search("2024년 교통사고 다발지역")[0].adapter_id == "hotspots"
+
+
+def test_a_unit_that_names_a_topic_stays_a_word(tmp_path):
+    # 번 after a number is a bus route (1003번 버스), and 가 a street's section (금남로4가): the
+    # vocabulary's value_units hold neither, so they still rank; 년 with its particle is a value.
+    r = Retriever(emit_index(_bus())[DOCUMENTS_PATH], cache_dir=tmp_path / "g")
+    assert value_units() >= {"년", "월", "곳"} and not value_units() & {"번", "가"}
+    on = {c.adapter_id: c.score for c in r.search("1001번 정류장 목록")}
+    off = {c.adapter_id: c.score for c in Retriever(emit_index(_bus())[DOCUMENTS_PATH], cache_dir=tmp_path / "h",
+                                                    numbers_are_values=False).search("1001번 정류장 목록")}
+    assert on["route_stops"] > 0 and on != off  # the number left, 번 still ranks
+    assert r.search("2024년에 정류장 목록") == r.search("정류장 목록")
