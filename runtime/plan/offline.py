@@ -106,7 +106,10 @@ class SlotFiller:
             if st is None:
                 continue  # undeclared (the build refuses it): nothing reads it
             if name not in wanted and st.fill_optional == "never" and not prop.get("enum"):
-                said = nm.quoted(self.text) if st.class_ == "keyword" else None
+                # A value the citizen quotes is said on purpose: a search word, or a free-text
+                # field's sentence (「신고 내용은 '신호등이 고장났어요'야」).
+                said = (nm.quoted(self.text) if st.class_ == "keyword"
+                        else nm.quoted(self.text, int(prop.get("maxLength") or 500)) if st.class_ == "text" else None)
                 carried = fit(prop, said if said is not None else self.carried.get(name))
                 if carried is not None:  # a word the citizen quoted, or the filter the last intent used
                     args[name] = carried
@@ -257,6 +260,11 @@ class OfflinePlanner:
             pargs, pmissing = filler.fill(provider, chain=True)
             if not pmissing:
                 return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", provider.id, pargs)])
+        runnable = self.runnable_instead(target, ctx, filler, done)
+        if runnable is not None:
+            if runnable[0].id in done:
+                return Action(kind="answer")
+            return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", runnable[0].id, runnable[1])])
         props = target.input_schema.get("properties", {})
         slots = sorted({slot_table.asked_as(props.get(f, {}).get("x-slot", f)) for f in missing})
         return Action(kind="ask", missing=slots, calls=[ToolCall("", target.id, args)])
@@ -293,7 +301,12 @@ class OfflinePlanner:
             for m in ctx.candidates[1:3]:
                 if m.primitive == top.primitive and m.permission.consent is None:
                     named = values_named(m, ctx.request, codes=False)
-                    if named and not takes_class(top, named):
+                    if named and (not takes_class(top, named)
+                                  or (not _vocabulary_fields(top, named) and not _names_hint(top, ctx.request))):
+                        # The first one reads that class only as a word of no vocabulary, and the
+                        # request asks none of its own questions (「부모급여가 어떤 제도야?」 names
+                        # no document or application step of the benefit detail): the service
+                        # whose declared vocabulary holds the term is the one asked about.
                         return m
         if top.primitive == "locate" and coordinates_in(ctx.request) is not None and not top.requires:
             # Coordinates typed: a find that needs them is the end, no place to look up first.
@@ -310,6 +323,33 @@ class OfflinePlanner:
         return top
 
     @staticmethod
+    def runnable_instead(
+        target: Manifest, ctx: PlanContext, filler: SlotFiller, done: dict[str, Any]
+    ) -> tuple[Manifest, dict[str, Any]] | None:
+        """The first candidate cannot run on what the request, the session and the locate steps
+        give, and a close candidate of the same service runs on the very values the citizen typed
+        (「일요일에 여는 약국 위도 33.49 경도 126.53」: the day's pharmacy list wants a 시·도 nobody
+        named, the nearby one takes the coordinates): that one answers instead of a question. Only
+        a plain lookup of the same primitive and domain, never a protected step, and only when every
+        field it requires comes from the citizen's own words (a structured value typed: coordinates)."""
+        if not coordinates_in(ctx.request):
+            return None
+        for m in ctx.candidates[1:3]:
+            if (m.primitive != target.primitive or m.domain != target.domain
+                    or m.permission.consent is not None or unasked_step(m, ctx.request)):
+                continue
+            required = m.input_schema.get("required", [])
+            props = m.input_schema.get("properties", {})
+            if not required or not all(
+                    (st := slot_table.slot_of(props.get(f, {}))) is not None and st.class_ == "coordinates"
+                    for f in required):
+                continue
+            args, missing = filler.fill(m)
+            if not missing:
+                return m, args
+        return None
+
+    @staticmethod
     def providers_for(
         target: Manifest, missing: list[str], ctx: PlanContext, done: dict[str, Any]
     ) -> list[Manifest]:
@@ -321,6 +361,27 @@ class OfflinePlanner:
             m for m in ctx.candidates
             if m.primitive == "locate" and m.id not in done and wanted & _provided(m)
         ]
+
+
+def _vocabulary_fields(m: Manifest, classes: set[str]) -> bool:
+    """Some field of ``m`` of one of ``classes`` reads a declared vocabulary."""
+    return any((st := slot_table.slot_of(p)) is not None and st.class_ in classes and st.vocabulary
+               for p in (m.input_schema.get("properties") or {}).values())
+
+
+def _names_hint(m: Manifest, text: str) -> bool:
+    """The request names one of ``m``'s own search hints, whole or every word of it (「정부 혜택」,
+    「구비서류」, 「우리 동네 ⋯ 지원」 for 우리 동네 지원)."""
+    low = re.sub(r"\s+", "", text.lower())
+    said = {w.lower() for w in text.split()} | {nm.clean(w).lower() for w in text.split()}
+    for hint in (*m.search_hints.ko, *m.search_hints.en):
+        h = re.sub(r"\s+", "", hint.lower())
+        if len(h) >= 2 and h in low:
+            return True
+        words = [nm.clean(w).lower() for w in hint.split()]
+        if len(words) > 1 and all(w in said for w in words):
+            return True
+    return False
 
 
 def _provided(m: Manifest) -> set[str]:

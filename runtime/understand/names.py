@@ -11,6 +11,7 @@ is mapped to the Korean one (Tylenol → 타이레놀).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -162,10 +163,44 @@ def read_product_value(req: Any) -> Any:
     return product_in(req.text, vocabulary, req.language)
 
 
-def quoted(text: str) -> str | None:
-    """A word the citizen quotes (「'튼튼' 들어간」, "named “Sunshine”"): said on purpose, never a guess."""
-    m = re.search(r"['\"‘“「『]([^'\"’”」』]{1,30})['\"’”」』]", text)
+def quoted(text: str, longest: int = 30) -> str | None:
+    """A word the citizen quotes (「'튼튼' 들어간」, "named “Sunshine”"): said on purpose, never a guess.
+    ``longest``: a search word is a few words; a free-text field (a report's description) takes a
+    quoted sentence."""
+    m = re.search(r"['\"‘“「『]([^'\"’”」』]{1,%d})['\"’”」』]" % max(1, longest), text)
     return m.group(1).strip() if m else None
+
+
+def labelled_value(text: str, labels: Iterable[str], longest: int = 100) -> str | None:
+    """The value the citizen states after one of ``labels`` (a slot vocabulary's label words):
+    「제출할 곳은 신한은행이야.」 → 신한은행, 「용도: 은행 대출」 → 은행 대출. The value runs to the end
+    of its clause; a copula ending it (이야, 입니다, 이고) is taken off. Said on purpose, never a guess:
+    no label, no value."""
+    low = text.lower()
+    for label in sorted(labels, key=len, reverse=True):
+        start = 0
+        while (i := low.find(label.lower(), start)) >= 0:
+            start = i + 1
+            if i > 0 and low[i - 1].isalnum():
+                continue  # inside a longer word
+            glue = grammar.LABEL_GLUE.match(text, i + len(label))
+            if glue is None:
+                continue
+            rest = text[glue.end():]
+            end = grammar.CLAUSE_END.search(rest)
+            words: list[str] = []
+            for w in (rest[: end.start()] if end else rest).split():
+                noun = grammar.copula_noun(w)
+                if noun:  # 「은행 대출이고 …」: the copula ends the value
+                    words.append(noun)
+                    break
+                if grammar.is_predicate(w):
+                    break  # 「용도는 대출 받으려고」: the verb is no part of the value
+                words.append(w)
+            value = " ".join(words).strip("'\"“”‘’「」")
+            if 2 <= len(value) <= longest:
+                return value
+    return None
 
 
 def programme_named(text: str, vocabulary: str) -> str | None:
@@ -220,6 +255,7 @@ def read_keyword_value(req: Any) -> Any:
         return None
     vocabulary = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
     content = [w for w in content_words(_after_kind_noun(req.text), vocabulary, keyword=True) if _may_be_keyword(w)]
+    content = _without_predicate_noun(req.text, content)
     place = getattr(ctx, "place", None) if ctx is not None else None
     ws = [w for w in content if w not in place.split()] if place else content
     region = getattr(ctx, "region", None) if ctx is not None else None
@@ -244,6 +280,20 @@ def read_keyword_value(req: Any) -> Any:
     # 시·군·구 (「해운대 공영주차장」): it is the search word, unless it is only the 시·도.
     rest = [w for w in content if not _is_sido(w)]
     return " ".join(rest[:3]) if rest else None
+
+
+def _without_predicate_noun(text: str, content: list[str]) -> list[str]:
+    """The request's last word a copula form (「부모급여가 어떤 제도야?」, 「이게 무슨 약이에요?」): its noun
+    is what is said of the topic, not the topic, so it is no search word when another word is."""
+    ws = grammar.eojeols(text)
+    if len(content) < 2 or not ws:
+        return content
+    last = ws[-1].strip(".,!?~…\"'")
+    noun = grammar.copula_noun(last)
+    if noun is None or noun == last:
+        return content
+    drop = {last, clean(last), noun}
+    return [w for w in content if w not in drop] or content
 
 
 def _after_kind_noun(text: str) -> str:
