@@ -57,6 +57,9 @@ class Reading:
     def __init__(self, ctx: PlanContext, text: str):
         hints = ctx.dialogue
         services = frozenset().union(*(_vocabulary(m) for m in ctx.candidates)) if ctx.candidates else frozenset()
+        # A word a candidate's closed vocabulary reads (신경과 → a specialty) is that field's value,
+        # never the place a locate step searches (「신경과 어디 있어 근처」 names no place).
+        services = services | _code_words(ctx.candidates, text)
         self.services: frozenset[str] = frozenset(services)  # words naming the candidate services: never a place
         # 「동구는?」 after a turn about 울산: the 시·군·구 is read inside the region the conversation is in.
         self.region = pl.region_within(text, ctx.slots)
@@ -110,7 +113,7 @@ class SlotFiller:
                 # field's sentence (「신고 내용은 '신호등이 고장났어요'야」).
                 said = (nm.quoted(self.text) if st.class_ == "keyword"
                         else nm.quoted(self.text, int(prop.get("maxLength") or 500)) if st.class_ == "text" else None)
-                carried = fit(prop, said if said is not None else self.carried.get(name))
+                carried = fit(prop, said) if said is not None else self.carried_value(st, name, prop)
                 if carried is not None:  # a word the citizen quoted, or the filter the last intent used
                     args[name] = carried
                 continue
@@ -121,7 +124,7 @@ class SlotFiller:
             value = fit(prop, value)
             if value is None and name in self.carried:
                 # Kept from the last intent (a follow-up changes only what it names).
-                value = fit(prop, self.carried[name])
+                value = self.carried_value(st, name, prop)
             if value is None and name in self.references and "where" not in st.facets:
                 # A name an earlier step resolved (the benefit just checked, the drug asked about).
                 value = fit(prop, self.references[name])
@@ -132,9 +135,32 @@ class SlotFiller:
         if not missing:
             # Alternatives the fields alone cannot express (anyOf): ask for the first unmet one.
             if not _validator(m.input_schema).is_valid(args):
-                unmet = [f for f in sorted(wanted - required) if f not in args]
+                # In the order the schema declares the alternatives (a title before an ISBN).
+                alternatives = [f for key in ("anyOf", "oneOf") for alt in m.input_schema.get(key, [])
+                                for f in alt.get("required", [])]
+                unmet = [f for f in dict.fromkeys(alternatives) if f not in required and f not in args]
                 missing.extend(unmet[:1] or ["request"])
         return args, missing
+
+    def carried_value(self, st: Any, name: str, prop: dict[str, Any]) -> Any:
+        """The last intent's value of ``name`` in this field's form. The dialogue carries a coded
+        value as its label (runtime/dialogue/resolve.py): the field's own x-enum-labels, else the
+        slot type's reader reading the label, give this upstream's code (서울특별시 → 11 or 11000)."""
+        value = self.carried.get(name)
+        got = fit(prop, value)
+        if got is not None or not isinstance(value, str) or not value:
+            return got
+        labels = prop.get("x-enum-labels") or {}
+        code = next((k for k, v in labels.items() if str(v) == value), None)
+        if code is not None:
+            return fit(prop, typed(code, prop.get("enum") or []))
+        read = READERS.get(st.reader) if st is not None and st.reader else None
+        if read is None or st.class_ in ("keyword", "text", "product", "personal"):
+            return None
+        try:
+            return fit(prop, read(ReadRequest(value, self.now, prop, name, self.ctx.language, {}, st, None, False)))
+        except Exception:  # a reader that cannot read the label says nothing
+            return None
 
     def extract(self, st: Any, name: str, prop: dict[str, Any], wanted: bool = False) -> Any:
         """The field's value from its slot type's shared reader (registry/_slots/ names it)."""
@@ -361,6 +387,21 @@ class OfflinePlanner:
             m for m in ctx.candidates
             if m.primitive == "locate" and m.id not in done and wanted & _provided(m)
         ]
+
+
+def _code_words(candidates: list[Manifest], text: str) -> frozenset[str]:
+    """The request's words (particles off, lower-case) that are a term of a closed vocabulary
+    (class code) one of the candidates' fields reads, and no place the vocabularies know."""
+    from ..understand.labels import terms_of
+
+    vocabularies = {st.vocabulary for m in candidates for p in (m.input_schema.get("properties") or {}).values()
+                    if (st := slot_table.slot_of(p)) is not None and st.class_ == "code" and st.vocabulary}
+    if not vocabularies:
+        return frozenset()
+    said = {nm.clean(w).lower() for w in text.split()} - {""}
+    names = {n.lower() for v in sorted(vocabularies) for label, ns in terms_of(v) for n in (label, *ns)}
+    known = pl.known_places()
+    return frozenset(w for w in said & names if w not in known)  # 해운대 (an ocean station) stays a place
 
 
 def _vocabulary_fields(m: Manifest, classes: set[str]) -> bool:

@@ -203,9 +203,10 @@ def labelled_value(text: str, labels: Iterable[str], longest: int = 100) -> str 
     return None
 
 
-def programme_named(text: str, vocabulary: str) -> str | None:
+def programme_named(text: str, vocabulary: str, service: frozenset[str] = frozenset()) -> str | None:
     """A programme no term of the vocabulary knows, named by what it is (「기저귀 지원」 → 기저귀,
-    「청년내일저축계좌」 → itself): the vocabulary's ``programme_heads`` end the name."""
+    「청년내일저축계좌」 → itself): the vocabulary's ``programme_heads`` end the name. A word of the
+    adapter's own hints (``service``, lower-case: 복지서비스) names the service, not a programme."""
     heads = vocab.words(vocabulary, "programme_heads")
     if not heads:
         return None
@@ -213,13 +214,13 @@ def programme_named(text: str, vocabulary: str) -> str | None:
     ws = [clean(w) for w in grammar.eojeols(without_personal(text))]
     for i, w in enumerate(ws):
         glued = next((h for h in heads if w.endswith(h) and len(w) - len(h) >= 2), None)
-        if glued and w not in c.terms and not _not_a_name(w):
+        if glued and w not in c.terms and not _not_a_name(w) and w.lower() not in service:
             return w
         if w in heads and i > 0:
             before: list[str] = []
             for prev in reversed(ws[:i]):
                 if (_not_a_name(prev) or prev in c.terms or prev in c.not_products or len(prev) < 2 or prev in heads
-                        or not _may_be_keyword(prev)):
+                        or not _may_be_keyword(prev) or prev.lower() in service):
                     break
                 before.insert(0, prev)
             if before:
@@ -246,7 +247,8 @@ def read_keyword_value(req: Any) -> Any:
             return found[0][1]
         if enum:
             return None
-        named = programme_named(req.text, req.vocabulary)
+        hints = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
+        named = programme_named(req.text, req.vocabulary, hints)
         if named:
             return named
         if req.slot is not None and req.slot.fill_optional == "vocabulary" and not req.required:
@@ -272,6 +274,11 @@ def read_keyword_value(req: Any) -> Any:
     # the region the citizen named would be lost.
     region_fields = bool(getattr(ctx, "region_fields", False))
     kept = [w for w in ws if not is_region_name(w)] if region_fields else ws
+    if not req.required and req.language != "ko":
+        # An optional filter of a Korean upstream gets no English words no vocabulary mapped
+        # ("care worker" would match no posting): every result is better than none.
+        kept = [w for w in kept if not w.isascii()]
+        ws = [w for w in ws if not w.isascii()]
     if kept:
         return " ".join(kept[:3])
     if not req.required:
@@ -279,6 +286,10 @@ def read_keyword_value(req: Any) -> Any:
     # Only a place was named — the answer to 「which one?」 (「자갈치」) or a name that is also a
     # 시·군·구 (「해운대 공영주차장」): it is the search word, unless it is only the 시·도.
     rest = [w for w in content if not _is_sido(w)]
+    if region_fields and region is not None:
+        # The region is this adapter's region fields' (「사하구 도서관에 책 있어?」: district 사하구),
+        # never also its search word: no word left, the engine asks for it.
+        rest = [w for w in rest if clean(w) not in region_words and not is_region_name(w)]
     return " ".join(rest[:3]) if rest else None
 
 
