@@ -279,6 +279,9 @@ class OfflinePlanner:
         if target.id in done:
             return Action(kind="answer")
         filler = SlotFiller(ctx, self.clock())
+        target = self.for_the_category(target, ctx, filler)
+        if target.id in done:
+            return Action(kind="answer")
         args, missing = filler.fill(target)
         if not missing:
             return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", target.id, args)])
@@ -347,6 +350,38 @@ class OfflinePlanner:
             if m.primitive != "locate" and set(m.requires) & _provided(top):
                 return m
         return top
+
+    @staticmethod
+    def for_the_category(target: Manifest, ctx: PlanContext, filler: SlotFiller) -> Manifest:
+        """The first candidate would search its free keyword for nothing but a word that a close
+        candidate's closed vocabulary declares as one of its categories' official labels
+        (x-enum-labels: 「청년 지원 정책 뭐 있어?」 → 청년 is the 생애주기 청년): that candidate
+        files the request under the category the upstream itself keeps, instead of a name search
+        for the word. A synonym (노인, 어르신) is no official label: it stays a search word."""
+        from ..understand.labels import named_terms, names_official_label
+
+        if target.primitive == "locate" or target.id != (ctx.candidates[0].id if ctx.candidates else None):
+            return target
+        props = target.input_schema.get("properties") or {}
+        free = [n for n, p in props.items()
+                if (st := slot_table.slot_of(p)) is not None and st.class_ == "keyword" and not st.vocabulary]
+        if len(free) != 1 or free[0] not in set(target.input_schema.get("required", [])):
+            return target
+        args, _missing = filler.fill(target)
+        said = args.get(free[0])
+        if not isinstance(said, str) or " " in said:
+            return target
+        for m in ctx.candidates[1:3]:
+            if m.primitive != target.primitive or m.permission.consent is not None or unasked_step(m, ctx.request):
+                continue
+            for prop in (m.input_schema.get("properties") or {}).values():
+                st = slot_table.slot_of(prop)
+                if st is None or st.class_ != "code" or not st.vocabulary:
+                    continue
+                if any(label.lower() == said.lower() and names_official_label(ctx.request, prop, label)
+                       for _n, label in named_terms(ctx.request, st.vocabulary)):
+                    return m
+        return target
 
     @staticmethod
     def runnable_instead(

@@ -171,3 +171,18 @@ def test_a_follow_up_keeps_the_region_in_the_adapters_own_code(engine):
     rs = ask_all(engine, "제주 공휴일에 여는 약국", "토요일은?")
     rows = [c for r in rs for c in r.calls if c["adapter_id"] == "nmc_pharmacies_open_on_day"]
     assert [c["arguments"].get("sido") for c in rows] == ["제주특별자치도", "제주특별자치도"], [r.calls for r in rs]
+
+
+# -- an official category label goes to the adapter that files by it --------------------------------
+
+
+def test_an_official_category_label_is_filed_under_its_category(engine):
+    r = ask(engine, "청소년 지원 정책 뭐 있어?")
+    assert [(c["adapter_id"], c["arguments"].get("life_stage")) for c in r.calls][:1] == [
+        ("mohw_welfare_services", "003")], r.calls
+
+
+def test_a_synonym_stays_a_search_word(engine):
+    r = ask(engine, "노인 관련 혜택 뭐 있어?")
+    assert [(c["adapter_id"], c["arguments"].get("keyword")) for c in r.calls][:1] == [
+        ("gov24_benefit_search", "노인")], r.calls
