@@ -369,7 +369,7 @@ class OfflinePlanner:
             return target
         args, _missing = filler.fill(target)
         said = args.get(free[0])
-        if not isinstance(said, str) or " " in said:
+        if not isinstance(said, str) or " " in said or _named_as_topic(ctx.request, said):
             return target
         for m in ctx.candidates[1:3]:
             if m.primitive != target.primitive or m.permission.consent is not None or unasked_step(m, ctx.request):
@@ -422,6 +422,19 @@ class OfflinePlanner:
             m for m in ctx.candidates
             if m.primitive == "locate" and m.id not in done and wanted & _provided(m)
         ]
+
+
+def _named_as_topic(text: str, word: str) -> bool:
+    """``word`` is followed by a topic marker (「청년 관련 지원」, 「노인에 대한 혜택」): the citizen names
+    it as what to search for (function_words.yaml topic_markers)."""
+    from ..understand.vocab import fw
+
+    markers = fw("topic_markers")
+    ws = text.split()
+    for i, w in enumerate(ws[:-1]):
+        if nm.clean(w).lower() == word.lower() and ws[i + 1].strip(".,!?").lower() in markers:
+            return True
+    return False
 
 
 def _code_words(candidates: list[Manifest], text: str) -> frozenset[str]:
