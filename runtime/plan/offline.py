@@ -280,6 +280,7 @@ class OfflinePlanner:
             return Action(kind="answer")
         filler = SlotFiller(ctx, self.clock())
         target = self.for_the_category(target, ctx, filler)
+        target = self.for_the_topic(target, ctx, filler)
         if target.id in done:
             return Action(kind="answer")
         args, missing = filler.fill(target)
@@ -384,6 +385,28 @@ class OfflinePlanner:
         return target
 
     @staticmethod
+    def for_the_topic(target: Manifest, ctx: PlanContext, filler: SlotFiller) -> Manifest:
+        """The converse of ``for_the_category``: the first candidate files the request under a
+        category a word of the request stands for, but the citizen names that word as the topic
+        to search for (「어르신 관련 정부 지원금」, topic_markers), and a close candidate searches
+        exactly that word by name: the name search is what was asked."""
+        if target.primitive == "locate" or target.id != (ctx.candidates[0].id if ctx.candidates else None):
+            return target
+        if _free_keyword(target) is not None:
+            return target
+        for m in ctx.candidates[1:3]:
+            if m.primitive != target.primitive or m.permission.consent is not None or unasked_step(m, ctx.request):
+                continue
+            field = _free_keyword(m)
+            if field is None or field not in set(m.input_schema.get("required", [])):
+                continue
+            args, missing = filler.fill(m)
+            said = args.get(field)
+            if not missing and isinstance(said, str) and " " not in said and _named_as_topic(ctx.request, said):
+                return m
+        return target
+
+    @staticmethod
     def runnable_instead(
         target: Manifest, ctx: PlanContext, filler: SlotFiller, done: dict[str, Any]
     ) -> tuple[Manifest, dict[str, Any]] | None:
@@ -422,6 +445,13 @@ class OfflinePlanner:
             m for m in ctx.candidates
             if m.primitive == "locate" and m.id not in done and wanted & _provided(m)
         ]
+
+
+def _free_keyword(m: Manifest) -> str | None:
+    """The one field of ``m`` that takes a keyword of no declared vocabulary, if it has one."""
+    free = [n for n, p in (m.input_schema.get("properties") or {}).items()
+            if (st := slot_table.slot_of(p)) is not None and st.class_ == "keyword" and not st.vocabulary]
+    return free[0] if len(free) == 1 else None
 
 
 def _named_as_topic(text: str, word: str) -> bool:

@@ -186,3 +186,12 @@ def test_a_synonym_stays_a_search_word(engine):
     r = ask(engine, "노인 관련 혜택 뭐 있어?")
     assert [(c["adapter_id"], c["arguments"].get("keyword")) for c in r.calls][:1] == [
         ("gov24_benefit_search", "노인")], r.calls
+
+
+def test_a_category_word_named_as_the_topic_is_searched_by_name(engine):
+    r = ask(engine, "할머니 관련 정부 지원금 뭐 있어?")
+    assert [(c["adapter_id"], c["arguments"].get("keyword")) for c in r.calls][:1] == [
+        ("gov24_benefit_search", "할머니")], r.calls
+    r = ask(engine, "할머니가 받을 수 있는 복지 서비스 뭐 있어?")
+    assert [(c["adapter_id"], c["arguments"].get("life_stage")) for c in r.calls][:1] == [
+        ("mohw_welfare_services", "006")], r.calls
