@@ -507,10 +507,15 @@ def birth_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _with_birth_label(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span widened to the label that introduces it (「생년월일 1990-01-01」, "born 14 May 1990"):
-    the label names the citizen's own data, not a service (function_words.yaml birth_labels)."""
+    """The span widened to the label that introduces it (「생년월일 1990-01-01」, "born 14 May 1990")
+    and the suffix glued to it (「1965년 3월 15일생」): they name the citizen's own data, not a service
+    (function_words.yaml birth_labels, birth_suffixes)."""
     from .vocab import fw
 
+    for suffix in sorted(fw("birth_suffixes"), key=len, reverse=True):
+        if text.startswith(suffix, end):
+            end += len(suffix)  # 「15일생」: the 생 is the date's
+            break
     before = text[:start].rstrip(" :,")
     low = before.lower()
     for label in sorted(fw("birth_labels"), key=len, reverse=True):

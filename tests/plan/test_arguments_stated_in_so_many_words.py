@@ -195,3 +195,17 @@ def test_a_category_word_named_as_the_topic_is_searched_by_name(engine):
     r = ask(engine, "할머니가 받을 수 있는 복지 서비스 뭐 있어?")
     assert [(c["adapter_id"], c["arguments"].get("life_stage")) for c in r.calls][:1] == [
         ("mohw_welfare_services", "006")], r.calls
+
+
+def test_the_birth_suffix_goes_with_the_date():
+    from ummaya.runtime.understand.dates import birth_spans
+
+    text = "최유리 1971년 6월 2일생 과태료 확인해줘"
+    [(s, e)] = birth_spans(text)
+    assert text[s:e] == "1971년 6월 2일생"
+
+
+def test_a_fine_check_with_a_birth_date_and_a_plate_reaches_the_adapter(engine):
+    r = ask(engine, "최유리 1971년 6월 2일생 과태료 확인해줘, 차는 12가3456", consents=("traffic_fine_payment",))
+    row = _first(r, "traffic_fine_payment")
+    assert row is not None and row["arguments"].get("birth_date") == "1971-06-02", (r.stop_reason, r.calls)
