@@ -371,6 +371,7 @@ def resolve(
     if not topics:
         # 「내일은?」 after a current observation: the topic carries, the adapter that serves days
         # takes over (a "now" service cannot answer another day; see ``_serves_days``).
+        asked_m = last_m
         last_m = _for_another_day(text, last_m, found, catalog, language, context)
         bare = anchored or (None if deixis else bare_place(without_personal(dates.without_time_words(text)), language, topic_vocab | adapter_vocabulary(last_m)))
         content = _content_fields(last_m)
@@ -383,7 +384,7 @@ def resolve(
         refines = count_in(text) is not None and _takes_class(last_m, "count")
         if new_place or new_value or new_time or deixis or refines or not found:
             slots = _kept_slots(carried, text) if new_place else dict(carried)
-            usable = _usable(last_m, last.arguments, drop_place=new_place, drop_time=new_time)
+            usable = _usable(last_m, last.arguments, drop_place=new_place, drop_time=new_time, source=asked_m)
             if new_value:
                 usable = {k: v for k, v in usable.items() if k not in content}
             hints = Hints("followup", place=bare if new_place else (state.place.name if state.place and deixis else None),
@@ -528,11 +529,13 @@ def _time_for(last_m: Any, arguments: dict[str, Any], target: Any) -> dict[str, 
 
 
 def _usable(m: Any, arguments: dict[str, Any], *, drop_place: bool, drop_time: bool,
-            drop_topic: bool = False) -> dict[str, Any]:
+            drop_topic: bool = False, source: Any = None) -> dict[str, Any]:
     """The last intent's arguments a follow-up may reuse: never personal ones; place ones only
     when the place is unchanged, time ones only when the time is; with ``drop_topic`` (the message
-    restates the topic in its own words) only place and time carry."""
-    props = m.input_schema.get("properties", {})
+    restates the topic in its own words) only place and time carry. ``source``: the adapter the
+    arguments were sent to, when the follow-up goes to another (``m``): its fields say what they
+    mean and how its codes read."""
+    props = (source or m).input_schema.get("properties", {})
     out = {}
     for name, value in (arguments or {}).items():
         slot = props.get(name, {}).get("x-slot", name)
@@ -545,8 +548,19 @@ def _usable(m: Any, arguments: dict[str, Any], *, drop_place: bool, drop_time: b
             continue
         if drop_topic and not where and not when:
             continue
-        out[name] = value
+        out[name] = _canonical(props.get(name, {}), value)
     return out
+
+
+def _canonical(prop: dict[str, Any], value: Any) -> Any:
+    """A carried value in its slot's own spelling, not one upstream's code: a code the field's
+    x-enum-labels names carries as its label (work24's 「11000」 and HRD's 「11」 are both
+    서울특별시), and the next adapter's field reads the label back into its own code through the
+    slot type's reader (runtime/plan/offline.py)."""
+    labels = prop.get("x-enum-labels") if isinstance(prop, dict) else None
+    if isinstance(labels, dict) and not isinstance(value, bool) and str(value) in {str(k) for k in labels}:
+        return next(str(v) for k, v in labels.items() if str(k) == str(value))
+    return value
 
 
 __all__ = ["Frame", "Hints", "resolve", "topic_words", "topic_vocabulary"]

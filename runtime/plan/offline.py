@@ -57,6 +57,9 @@ class Reading:
     def __init__(self, ctx: PlanContext, text: str):
         hints = ctx.dialogue
         services = frozenset().union(*(_vocabulary(m) for m in ctx.candidates)) if ctx.candidates else frozenset()
+        # A word a candidate's closed vocabulary reads (신경과 → a specialty) is that field's value,
+        # never the place a locate step searches (「신경과 어디 있어 근처」 names no place).
+        services = services | _code_words(ctx.candidates, text)
         self.services: frozenset[str] = frozenset(services)  # words naming the candidate services: never a place
         # 「동구는?」 after a turn about 울산: the 시·군·구 is read inside the region the conversation is in.
         self.region = pl.region_within(text, ctx.slots)
@@ -106,8 +109,11 @@ class SlotFiller:
             if st is None:
                 continue  # undeclared (the build refuses it): nothing reads it
             if name not in wanted and st.fill_optional == "never" and not prop.get("enum"):
-                said = nm.quoted(self.text) if st.class_ == "keyword" else None
-                carried = fit(prop, said if said is not None else self.carried.get(name))
+                # A value the citizen quotes is said on purpose: a search word, or a free-text
+                # field's sentence (「신고 내용은 '신호등이 고장났어요'야」).
+                said = (nm.quoted(self.text) if st.class_ == "keyword"
+                        else nm.quoted(self.text, int(prop.get("maxLength") or 500)) if st.class_ == "text" else None)
+                carried = fit(prop, said) if said is not None else self.carried_value(st, name, prop)
                 if carried is not None:  # a word the citizen quoted, or the filter the last intent used
                     args[name] = carried
                 continue
@@ -118,7 +124,7 @@ class SlotFiller:
             value = fit(prop, value)
             if value is None and name in self.carried:
                 # Kept from the last intent (a follow-up changes only what it names).
-                value = fit(prop, self.carried[name])
+                value = self.carried_value(st, name, prop)
             if value is None and name in self.references and "where" not in st.facets:
                 # A name an earlier step resolved (the benefit just checked, the drug asked about).
                 value = fit(prop, self.references[name])
@@ -129,9 +135,32 @@ class SlotFiller:
         if not missing:
             # Alternatives the fields alone cannot express (anyOf): ask for the first unmet one.
             if not _validator(m.input_schema).is_valid(args):
-                unmet = [f for f in sorted(wanted - required) if f not in args]
+                # In the order the schema declares the alternatives (a title before an ISBN).
+                alternatives = [f for key in ("anyOf", "oneOf") for alt in m.input_schema.get(key, [])
+                                for f in alt.get("required", [])]
+                unmet = [f for f in dict.fromkeys(alternatives) if f not in required and f not in args]
                 missing.extend(unmet[:1] or ["request"])
         return args, missing
+
+    def carried_value(self, st: Any, name: str, prop: dict[str, Any]) -> Any:
+        """The last intent's value of ``name`` in this field's form. The dialogue carries a coded
+        value as its label (runtime/dialogue/resolve.py): the field's own x-enum-labels, else the
+        slot type's reader reading the label, give this upstream's code (서울특별시 → 11 or 11000)."""
+        value = self.carried.get(name)
+        got = fit(prop, value)
+        if got is not None or not isinstance(value, str) or not value:
+            return got
+        labels = prop.get("x-enum-labels") or {}
+        code = next((k for k, v in labels.items() if str(v) == value), None)
+        if code is not None:
+            return fit(prop, typed(code, prop.get("enum") or []))
+        read = READERS.get(st.reader) if st is not None and st.reader else None
+        if read is None or st.class_ in ("keyword", "text", "product", "personal"):
+            return None
+        try:
+            return fit(prop, read(ReadRequest(value, self.now, prop, name, self.ctx.language, {}, st, None, False)))
+        except Exception:  # a reader that cannot read the label says nothing
+            return None
 
     def extract(self, st: Any, name: str, prop: dict[str, Any], wanted: bool = False) -> Any:
         """The field's value from its slot type's shared reader (registry/_slots/ names it)."""
@@ -250,6 +279,10 @@ class OfflinePlanner:
         if target.id in done:
             return Action(kind="answer")
         filler = SlotFiller(ctx, self.clock())
+        target = self.for_the_category(target, ctx, filler)
+        target = self.for_the_topic(target, ctx, filler)
+        if target.id in done:
+            return Action(kind="answer")
         args, missing = filler.fill(target)
         if not missing:
             return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", target.id, args)])
@@ -257,6 +290,11 @@ class OfflinePlanner:
             pargs, pmissing = filler.fill(provider, chain=True)
             if not pmissing:
                 return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", provider.id, pargs)])
+        runnable = self.runnable_instead(target, ctx, filler, done)
+        if runnable is not None:
+            if runnable[0].id in done:
+                return Action(kind="answer")
+            return Action(kind="call", calls=[ToolCall(f"call_{ctx.step}_0", runnable[0].id, runnable[1])])
         props = target.input_schema.get("properties", {})
         slots = sorted({slot_table.asked_as(props.get(f, {}).get("x-slot", f)) for f in missing})
         return Action(kind="ask", missing=slots, calls=[ToolCall("", target.id, args)])
@@ -293,7 +331,12 @@ class OfflinePlanner:
             for m in ctx.candidates[1:3]:
                 if m.primitive == top.primitive and m.permission.consent is None:
                     named = values_named(m, ctx.request, codes=False)
-                    if named and not takes_class(top, named):
+                    if named and (not takes_class(top, named)
+                                  or (not _vocabulary_fields(top, named) and not _names_hint(top, ctx.request))):
+                        # The first one reads that class only as a word of no vocabulary, and the
+                        # request asks none of its own questions (「부모급여가 어떤 제도야?」 names
+                        # no document or application step of the benefit detail): the service
+                        # whose declared vocabulary holds the term is the one asked about.
                         return m
         if top.primitive == "locate" and coordinates_in(ctx.request) is not None and not top.requires:
             # Coordinates typed: a find that needs them is the end, no place to look up first.
@@ -310,6 +353,87 @@ class OfflinePlanner:
         return top
 
     @staticmethod
+    def for_the_category(target: Manifest, ctx: PlanContext, filler: SlotFiller) -> Manifest:
+        """The first candidate would search its free keyword for nothing but a word that a close
+        candidate's closed vocabulary declares as one of its categories' official labels
+        (x-enum-labels: 「청년 지원 정책 뭐 있어?」 → 청년 is the 생애주기 청년): that candidate
+        files the request under the category the upstream itself keeps, instead of a name search
+        for the word. A synonym (노인, 어르신) is no official label: it stays a search word."""
+        from ..understand.labels import named_terms, names_official_label
+
+        if target.primitive == "locate" or target.id != (ctx.candidates[0].id if ctx.candidates else None):
+            return target
+        props = target.input_schema.get("properties") or {}
+        free = [n for n, p in props.items()
+                if (st := slot_table.slot_of(p)) is not None and st.class_ == "keyword" and not st.vocabulary]
+        if len(free) != 1 or free[0] not in set(target.input_schema.get("required", [])):
+            return target
+        args, _missing = filler.fill(target)
+        said = args.get(free[0])
+        if not isinstance(said, str) or " " in said or _named_as_topic(ctx.request, said):
+            return target
+        for m in ctx.candidates[1:3]:
+            if m.primitive != target.primitive or m.permission.consent is not None or unasked_step(m, ctx.request):
+                continue
+            for prop in (m.input_schema.get("properties") or {}).values():
+                st = slot_table.slot_of(prop)
+                if st is None or st.class_ != "code" or not st.vocabulary:
+                    continue
+                if any(label.lower() == said.lower() and names_official_label(ctx.request, prop, label)
+                       for _n, label in named_terms(ctx.request, st.vocabulary)):
+                    return m
+        return target
+
+    @staticmethod
+    def for_the_topic(target: Manifest, ctx: PlanContext, filler: SlotFiller) -> Manifest:
+        """The converse of ``for_the_category``: the first candidate files the request under a
+        category a word of the request stands for, but the citizen names that word as the topic
+        to search for (「어르신 관련 정부 지원금」, topic_markers), and a close candidate searches
+        exactly that word by name: the name search is what was asked."""
+        if target.primitive == "locate" or target.id != (ctx.candidates[0].id if ctx.candidates else None):
+            return target
+        if _free_keyword(target) is not None:
+            return target
+        for m in ctx.candidates[1:3]:
+            if m.primitive != target.primitive or m.permission.consent is not None or unasked_step(m, ctx.request):
+                continue
+            field = _free_keyword(m)
+            if field is None or field not in set(m.input_schema.get("required", [])):
+                continue
+            args, missing = filler.fill(m)
+            said = args.get(field)
+            if not missing and isinstance(said, str) and " " not in said and _named_as_topic(ctx.request, said):
+                return m
+        return target
+
+    @staticmethod
+    def runnable_instead(
+        target: Manifest, ctx: PlanContext, filler: SlotFiller, done: dict[str, Any]
+    ) -> tuple[Manifest, dict[str, Any]] | None:
+        """The first candidate cannot run on what the request, the session and the locate steps
+        give, and a close candidate of the same service runs on the very values the citizen typed
+        (「일요일에 여는 약국 위도 33.49 경도 126.53」: the day's pharmacy list wants a 시·도 nobody
+        named, the nearby one takes the coordinates): that one answers instead of a question. Only
+        a plain lookup of the same primitive and domain, never a protected step, and only when every
+        field it requires comes from the citizen's own words (a structured value typed: coordinates)."""
+        if not coordinates_in(ctx.request):
+            return None
+        for m in ctx.candidates[1:3]:
+            if (m.primitive != target.primitive or m.domain != target.domain
+                    or m.permission.consent is not None or unasked_step(m, ctx.request)):
+                continue
+            required = m.input_schema.get("required", [])
+            props = m.input_schema.get("properties", {})
+            if not required or not all(
+                    (st := slot_table.slot_of(props.get(f, {}))) is not None and st.class_ == "coordinates"
+                    for f in required):
+                continue
+            args, missing = filler.fill(m)
+            if not missing:
+                return m, args
+        return None
+
+    @staticmethod
     def providers_for(
         target: Manifest, missing: list[str], ctx: PlanContext, done: dict[str, Any]
     ) -> list[Manifest]:
@@ -321,6 +445,62 @@ class OfflinePlanner:
             m for m in ctx.candidates
             if m.primitive == "locate" and m.id not in done and wanted & _provided(m)
         ]
+
+
+def _free_keyword(m: Manifest) -> str | None:
+    """The one field of ``m`` that takes a keyword of no declared vocabulary, if it has one."""
+    free = [n for n, p in (m.input_schema.get("properties") or {}).items()
+            if (st := slot_table.slot_of(p)) is not None and st.class_ == "keyword" and not st.vocabulary]
+    return free[0] if len(free) == 1 else None
+
+
+def _named_as_topic(text: str, word: str) -> bool:
+    """``word`` is followed by a topic marker (「청년 관련 지원」, 「노인에 대한 혜택」): the citizen names
+    it as what to search for (function_words.yaml topic_markers)."""
+    from ..understand.vocab import fw
+
+    markers = fw("topic_markers")
+    ws = text.split()
+    for i, w in enumerate(ws[:-1]):
+        if nm.clean(w).lower() == word.lower() and ws[i + 1].strip(".,!?").lower() in markers:
+            return True
+    return False
+
+
+def _code_words(candidates: list[Manifest], text: str) -> frozenset[str]:
+    """The request's words (particles off, lower-case) that are a term of a closed vocabulary
+    (class code) one of the candidates' fields reads, and no place the vocabularies know."""
+    from ..understand.labels import terms_of
+
+    vocabularies = {st.vocabulary for m in candidates for p in (m.input_schema.get("properties") or {}).values()
+                    if (st := slot_table.slot_of(p)) is not None and st.class_ == "code" and st.vocabulary}
+    if not vocabularies:
+        return frozenset()
+    said = {nm.clean(w).lower() for w in text.split()} - {""}
+    names = {n.lower() for v in sorted(vocabularies) for label, ns in terms_of(v) for n in (label, *ns)}
+    known = pl.known_places()
+    return frozenset(w for w in said & names if w not in known)  # 해운대 (an ocean station) stays a place
+
+
+def _vocabulary_fields(m: Manifest, classes: set[str]) -> bool:
+    """Some field of ``m`` of one of ``classes`` reads a declared vocabulary."""
+    return any((st := slot_table.slot_of(p)) is not None and st.class_ in classes and st.vocabulary
+               for p in (m.input_schema.get("properties") or {}).values())
+
+
+def _names_hint(m: Manifest, text: str) -> bool:
+    """The request names one of ``m``'s own search hints, whole or every word of it (「정부 혜택」,
+    「구비서류」, 「우리 동네 ⋯ 지원」 for 우리 동네 지원)."""
+    low = re.sub(r"\s+", "", text.lower())
+    said = {w.lower() for w in text.split()} | {nm.clean(w).lower() for w in text.split()}
+    for hint in (*m.search_hints.ko, *m.search_hints.en):
+        h = re.sub(r"\s+", "", hint.lower())
+        if len(h) >= 2 and h in low:
+            return True
+        words = [nm.clean(w).lower() for w in hint.split()]
+        if len(words) > 1 and all(w in said for w in words):
+            return True
+    return False
 
 
 def _provided(m: Manifest) -> set[str]:

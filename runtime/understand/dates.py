@@ -501,4 +501,24 @@ def birth_spans(text: str) -> list[tuple[int, int]]:
     for rx in (grammar.DATE_YMD, _YMD_COMPACT, _RRN_FRONT, grammar.DATE_YY_MD, _YYMMDD):
         spans_ += [(m.start(), m.end()) for m in rx.finditer(text)]
     spans_ += [(m.start(), m.end()) for m in re.finditer(r"01[016789][- ]?\d{3,4}[- ]?\d{4}", text)]
-    return sorted(spans_)
+    # An English date with its year ("born 14 May 1990"): a date of birth as much as 1990-05-14 is.
+    spans_ += [(s, e) for _m, _d, year, s, e in english_dates(text) if year is not None]
+    return sorted(_with_birth_label(text, s, e) for s, e in set(spans_))
+
+
+def _with_birth_label(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span widened to the label that introduces it (「생년월일 1990-01-01」, "born 14 May 1990")
+    and the suffix glued to it (「1965년 3월 15일생」): they name the citizen's own data, not a service
+    (function_words.yaml birth_labels, birth_suffixes)."""
+    from .vocab import fw
+
+    for suffix in sorted(fw("birth_suffixes"), key=len, reverse=True):
+        if text.startswith(suffix, end):
+            end += len(suffix)  # 「15일생」: the 생 is the date's
+            break
+    before = text[:start].rstrip(" :,")
+    low = before.lower()
+    for label in sorted(fw("birth_labels"), key=len, reverse=True):
+        if low.endswith(label) and (len(low) == len(label) or not low[-len(label) - 1].isalnum()):
+            return (len(before) - len(label), end)
+    return (start, end)

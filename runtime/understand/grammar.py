@@ -193,6 +193,12 @@ TIME_UNITS = "(?:시|분|일|월|년)"
 ONE_SYLLABLE_PARTICLE = "[" + "".join(sorted({p for p in NEUTRAL | AFTER_CONSONANT | AFTER_VOWEL if len(p) == 1})) + "]"
 TOPIC_PARTICLES = ("은", "는", "이", "가", "을")
 
+# What stands between a label and the value it introduces (「제출할 곳은 ⟨신한은행⟩」, "purpose: ⟨…⟩",
+# "recipient is ⟨…⟩"): a topic or subject particle, a colon, an English copula.
+LABEL_GLUE = re.compile(r"(?:\s*(?:은|는|이|가)(?=\s)|\s*:|\s+(?i:is|was|=))\s*")
+# Where a stated value ends: a clause boundary (punctuation, a conjunction between clauses).
+CLAUSE_END = re.compile(r"[,.;?!\n]|\s(?:그리고|and)\s")
+
 # What may follow a name stated in a sentence (「홍길동이고」, 「박하나입니다」): copulas and particles.
 NAME_END = r"(?=이고|이며|이에요|이예요|입니다|이야|이요|이구요|예요|요|이라고|라고|이랑|님|씨|,|\s|$)"
 

@@ -11,6 +11,7 @@ is mapped to the Korean one (Tylenol → 타이레놀).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -162,15 +163,50 @@ def read_product_value(req: Any) -> Any:
     return product_in(req.text, vocabulary, req.language)
 
 
-def quoted(text: str) -> str | None:
-    """A word the citizen quotes (「'튼튼' 들어간」, "named “Sunshine”"): said on purpose, never a guess."""
-    m = re.search(r"['\"‘“「『]([^'\"’”」』]{1,30})['\"’”」』]", text)
+def quoted(text: str, longest: int = 30) -> str | None:
+    """A word the citizen quotes (「'튼튼' 들어간」, "named “Sunshine”"): said on purpose, never a guess.
+    ``longest``: a search word is a few words; a free-text field (a report's description) takes a
+    quoted sentence."""
+    m = re.search(r"['\"‘“「『]([^'\"’”」』]{1,%d})['\"’”」』]" % max(1, longest), text)
     return m.group(1).strip() if m else None
 
 
-def programme_named(text: str, vocabulary: str) -> str | None:
+def labelled_value(text: str, labels: Iterable[str], longest: int = 100) -> str | None:
+    """The value the citizen states after one of ``labels`` (a slot vocabulary's label words):
+    「제출할 곳은 신한은행이야.」 → 신한은행, 「용도: 은행 대출」 → 은행 대출. The value runs to the end
+    of its clause; a copula ending it (이야, 입니다, 이고) is taken off. Said on purpose, never a guess:
+    no label, no value."""
+    low = text.lower()
+    for label in sorted(labels, key=len, reverse=True):
+        start = 0
+        while (i := low.find(label.lower(), start)) >= 0:
+            start = i + 1
+            if i > 0 and low[i - 1].isalnum():
+                continue  # inside a longer word
+            glue = grammar.LABEL_GLUE.match(text, i + len(label))
+            if glue is None:
+                continue
+            rest = text[glue.end():]
+            end = grammar.CLAUSE_END.search(rest)
+            words: list[str] = []
+            for w in (rest[: end.start()] if end else rest).split():
+                noun = grammar.copula_noun(w)
+                if noun:  # 「은행 대출이고 …」: the copula ends the value
+                    words.append(noun)
+                    break
+                if grammar.is_predicate(w):
+                    break  # 「용도는 대출 받으려고」: the verb is no part of the value
+                words.append(w)
+            value = " ".join(words).strip("'\"“”‘’「」")
+            if 2 <= len(value) <= longest:
+                return value
+    return None
+
+
+def programme_named(text: str, vocabulary: str, service: frozenset[str] = frozenset()) -> str | None:
     """A programme no term of the vocabulary knows, named by what it is (「기저귀 지원」 → 기저귀,
-    「청년내일저축계좌」 → itself): the vocabulary's ``programme_heads`` end the name."""
+    「청년내일저축계좌」 → itself): the vocabulary's ``programme_heads`` end the name. A word of the
+    adapter's own hints (``service``, lower-case: 복지서비스) names the service, not a programme."""
     heads = vocab.words(vocabulary, "programme_heads")
     if not heads:
         return None
@@ -178,13 +214,13 @@ def programme_named(text: str, vocabulary: str) -> str | None:
     ws = [clean(w) for w in grammar.eojeols(without_personal(text))]
     for i, w in enumerate(ws):
         glued = next((h for h in heads if w.endswith(h) and len(w) - len(h) >= 2), None)
-        if glued and w not in c.terms and not _not_a_name(w):
+        if glued and w not in c.terms and not _not_a_name(w) and w.lower() not in service:
             return w
         if w in heads and i > 0:
             before: list[str] = []
             for prev in reversed(ws[:i]):
                 if (_not_a_name(prev) or prev in c.terms or prev in c.not_products or len(prev) < 2 or prev in heads
-                        or not _may_be_keyword(prev)):
+                        or not _may_be_keyword(prev) or prev.lower() in service):
                     break
                 before.insert(0, prev)
             if before:
@@ -211,7 +247,8 @@ def read_keyword_value(req: Any) -> Any:
             return found[0][1]
         if enum:
             return None
-        named = programme_named(req.text, req.vocabulary)
+        hints = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
+        named = programme_named(req.text, req.vocabulary, hints)
         if named:
             return named
         if req.slot is not None and req.slot.fill_optional == "vocabulary" and not req.required:
@@ -220,6 +257,7 @@ def read_keyword_value(req: Any) -> Any:
         return None
     vocabulary = frozenset(getattr(ctx, "vocab", ()) or ()) if ctx is not None else frozenset()
     content = [w for w in content_words(_after_kind_noun(req.text), vocabulary, keyword=True) if _may_be_keyword(w)]
+    content = _without_predicate_noun(req.text, content)
     place = getattr(ctx, "place", None) if ctx is not None else None
     ws = [w for w in content if w not in place.split()] if place else content
     region = getattr(ctx, "region", None) if ctx is not None else None
@@ -236,6 +274,11 @@ def read_keyword_value(req: Any) -> Any:
     # the region the citizen named would be lost.
     region_fields = bool(getattr(ctx, "region_fields", False))
     kept = [w for w in ws if not is_region_name(w)] if region_fields else ws
+    if not req.required and req.language != "ko":
+        # An optional filter of a Korean upstream gets no English words no vocabulary mapped
+        # ("care worker" would match no posting): every result is better than none.
+        kept = [w for w in kept if not w.isascii()]
+        ws = [w for w in ws if not w.isascii()]
     if kept:
         return " ".join(kept[:3])
     if not req.required:
@@ -243,7 +286,25 @@ def read_keyword_value(req: Any) -> Any:
     # Only a place was named — the answer to 「which one?」 (「자갈치」) or a name that is also a
     # 시·군·구 (「해운대 공영주차장」): it is the search word, unless it is only the 시·도.
     rest = [w for w in content if not _is_sido(w)]
+    if region_fields and region is not None:
+        # The region is this adapter's region fields' (「사하구 도서관에 책 있어?」: district 사하구),
+        # never also its search word: no word left, the engine asks for it.
+        rest = [w for w in rest if clean(w) not in region_words and not is_region_name(w)]
     return " ".join(rest[:3]) if rest else None
+
+
+def _without_predicate_noun(text: str, content: list[str]) -> list[str]:
+    """The request's last word a copula form (「부모급여가 어떤 제도야?」, 「이게 무슨 약이에요?」): its noun
+    is what is said of the topic, not the topic, so it is no search word when another word is."""
+    ws = grammar.eojeols(text)
+    if len(content) < 2 or not ws:
+        return content
+    last = ws[-1].strip(".,!?~…\"'")
+    noun = grammar.copula_noun(last)
+    if noun is None or noun == last:
+        return content
+    drop = {last, clean(last), noun}
+    return [w for w in content if w not in drop] or content
 
 
 def _after_kind_noun(text: str) -> str:

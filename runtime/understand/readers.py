@@ -236,6 +236,15 @@ def read_keyword(req: ReadRequest) -> Any:
     return read_keyword_value(req)
 
 
+@reader("labelled", doc="A value the citizen introduces with one of the vocabulary's labels (「제출할 곳은 신한은행이야」 → 신한은행, \"purpose: a bank loan\"); nothing unlabelled is read.")
+def read_labelled(req: ReadRequest) -> Any:
+    from . import vocab
+    from .names import labelled_value
+
+    labels = vocab.words(req.vocabulary, "labels") if req.vocabulary else frozenset()
+    return labelled_value(req.text, labels, int(req.prop.get("maxLength") or 100)) if labels else None
+
+
 @reader("stop", doc="A stop's name as on the sign: 「하단역 정류장」 → 하단역.")
 def read_stop(req: ReadRequest) -> Any:
     from .names import read_stop_value
