@@ -15,7 +15,6 @@ K-EXAONE (FriendliAI), vLLM or Ollama measures that model inside UMMAYA's guaran
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import time
 from collections import Counter
@@ -23,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 
-from .scenarios import Scenario, ScenarioError, ScenarioFile, check, turn_request
+from .scenarios import Scenario, ScenarioError, check, parse_scenario_file, turn_request
 
 
 @dataclass
@@ -86,7 +84,7 @@ def load(path: Path, generated: Path | None = None) -> list[Scenario]:
     Raises ``ScenarioError`` (a ValueError) listing every problem as ``file:line: message``: a
     scenario naming an adapter the catalog does not have would otherwise run and fail as a wrong
     call, not as the typo it is."""
-    from ummaya.model.documents import Problem, parse_yaml, validation_problems
+    from ummaya.model.documents import Problem
     from ummaya.paths import generated_dir
 
     catalog = (generated if generated is not None else generated_dir()) / "catalog.json"
@@ -96,19 +94,10 @@ def load(path: Path, generated: Path | None = None) -> list[Scenario]:
     problems: list[Problem] = []
     for f in files:
         rel = _shown(f)
-        doc, errs = parse_yaml(f, rel)
+        _, parsed, errs = parse_scenario_file(f, rel, adapters)
         problems += errs
-        if doc is None:
-            continue
-        if not isinstance(doc.data, dict):
-            problems.append(Problem(rel, 1, "a scenario file is a mapping with a 'scenarios:' list"))
-            continue
-        try:
-            out.extend(ScenarioFile.model_validate(doc.data, context={"adapters": adapters}).scenarios)
-        except ValidationError as exc:
-            # pydantic words a validator's ValueError as "Value error, …": keep only the message.
-            problems += [dataclasses.replace(p, message=p.message.replace(": Value error, ", ": "))
-                         for p in validation_problems(doc, exc)]
+        if parsed is not None:
+            out.extend(parsed.scenarios)
     if problems:
         raise ScenarioError(sorted(problems))
     return out

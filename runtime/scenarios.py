@@ -160,11 +160,29 @@ def _catalog_ids(root: Path) -> set[str] | None:
     return None
 
 
+def parse_scenario_file(path: Path, rel: str, adapters: set[str] | None = None) -> tuple[Any, ScenarioFile | None, list[Any]]:
+    """One scenario file read and validated: (its document, its scenarios or None, its problems as
+    ``rel:line``) — the one reader of the gate, the tests and ``ummaya eval turns``."""
+    from ummaya.model.documents import Problem, parse_yaml, validation_problems
+
+    doc, problems = parse_yaml(path, rel)
+    if doc is None:
+        return None, None, problems
+    if not isinstance(doc.data, dict):
+        return doc, None, [*problems, Problem(rel, 1, "a scenario file is a mapping with a 'scenarios:' list")]
+    try:
+        return doc, ScenarioFile.model_validate(doc.data, context={"adapters": adapters}), problems
+    except ValidationError as exc:
+        # pydantic words a validator's ValueError as "Value error, …": keep only the message.
+        return doc, None, [*problems, *(dataclasses.replace(p, message=p.message.replace(": Value error, ", ": "))
+                                        for p in validation_problems(doc, exc))]
+
+
 def validate_scenarios(root: Path, adapters: set[str] | None = None) -> tuple[list[tuple[Path, Scenario]], list[Any]]:
     """Parse and validate every ``registry/scenarios/*.yaml``; returns the scenarios and every
     problem (``model.documents.Problem``: path, line, message). ``adapters``: the known ids (None →
     the built catalog's, when there is one)."""
-    from ummaya.model.documents import Problem, parse_yaml, validation_problems
+    from ummaya.model.documents import Problem
 
     root = Path(root).resolve()
     if adapters is None:
@@ -174,18 +192,9 @@ def validate_scenarios(root: Path, adapters: set[str] | None = None) -> tuple[li
     seen: dict[str, str] = {}
     for path in sorted(root.glob(SCENARIOS_GLOB)):
         rel = path.relative_to(root).as_posix()
-        doc, errs = parse_yaml(path, rel)
+        doc, parsed, errs = parse_scenario_file(path, rel, adapters)
         problems += errs
-        if doc is None:
-            continue
-        if not isinstance(doc.data, dict):
-            problems.append(Problem(rel, 1, "a scenario file is a mapping with a 'scenarios:' list"))
-            continue
-        try:
-            parsed = ScenarioFile.model_validate(doc.data, context={"adapters": adapters})
-        except ValidationError as exc:
-            # pydantic words a validator's ValueError as "Value error, …": keep only the message.
-            problems += [dataclasses.replace(p, message=p.message.replace(": Value error, ", ": ")) for p in validation_problems(doc, exc)]
+        if doc is None or parsed is None:
             continue
         for i, sc in enumerate(parsed.scenarios):
             where = f"{rel}:{doc.line_of(('scenarios', i, 'id'))}"
