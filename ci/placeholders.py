@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 
 from ummaya.codegen.loader import LoadedManifest, Problem
 
+from .scaffold_samples import NORMAL_XML
+
 _MARKER = re.compile(r"(?<![A-Za-z])(TODO|FIXME|TBD)(?![A-Za-z])", re.IGNORECASE)
 _EXAMPLE_HOSTS = re.compile(r"(^|\.)(example\.(com|org|net)|[^.]+\.example|localhost|127\.0\.0\.1)$", re.IGNORECASE)
 # A citation must name the data set's page; these front pages are what the scaffold writes.
@@ -65,10 +67,6 @@ def _dotted(loc: tuple) -> str:
 
 
 def _scaffold_samples() -> set[bytes]:
-    try:
-        from ummaya.cli.scaffold import NORMAL_XML
-    except ImportError:  # the CLI is not installed: nothing to compare with
-        return set()
     return {NORMAL_XML.encode("utf-8")}
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from ummaya.model.slots import SlotFile, SlotTable, SlotType
 from ummaya.model.vocabulary import VocabFile
 
-from .loader import Located, Problem, parse_yaml, validate_doc
+from ummaya.model.documents import Located, Problem, parse_yaml, validate_doc
 
 SLOTS_DIR = "_slots"
 VOCAB_DIR = "_vocab"

@@ -8,56 +8,15 @@ the evals and the suites cannot drift apart.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, TypeGuard, get_args
+from typing import Any
 
 from .catalog import Catalog
+from .plan.choice import PlannerName, make_planner, planner_named
+from .service import TurnService
 from .turn import TurnEngine
 
-PlannerName = Literal["offline", "openai"]
+__all__ = ["PlannerName", "build_engine", "fixed_clock", "make_planner", "planner_named"]
 
-
-def _known(name: str) -> TypeGuard[PlannerName]:
-    return name in get_args(PlannerName)
-
-
-def planner_named(name: str) -> PlannerName:
-    """``name`` as a planner name, or ValueError: names come from the command line and settings."""
-    if _known(name):
-        return name
-    raise ValueError(f"unknown planner '{name}' ({', '.join(get_args(PlannerName))})")
-
-
-def make_planner(name: PlannerName = "offline", *, fallback: str | None = None,
-                 env: Any = None, clock: Any = None, **overrides: Any) -> Any:
-    """The named planner. ``openai`` reads ``UMMAYA_LLM_*`` from ``env`` (default: the process
-    environment) with ``overrides`` (base_url/model/profile/timeout_s/context_tokens …) on top;
-    ``fallback="offline"`` wraps it so a failing provider hands the turn to the offline planner.
-    ``clock`` pins the offline planner's "now" (scenarios and evals)."""
-    if name == "offline":
-        from .plan.offline import OfflinePlanner
-
-        return OfflinePlanner(clock) if clock is not None else OfflinePlanner()
-    if name == "openai":
-        import os
-
-        from .plan.openai_compat import ENV_BASE_URL, ENV_MODEL, OpenAICompatPlanner
-        from .plan.profiles import ENV_PROFILE
-
-        env = dict(os.environ if env is None else env)
-        for key, var in (("base_url", ENV_BASE_URL), ("model", ENV_MODEL), ("profile", ENV_PROFILE)):
-            if overrides.get(key):
-                env[var] = str(overrides.pop(key))
-            overrides.pop(key, None)
-        planner = OpenAICompatPlanner.from_env(env, **overrides)
-        if fallback == "offline":
-            from .plan.fallback import FallbackPlanner
-            from .plan.offline import OfflinePlanner
-
-            return FallbackPlanner(planner, OfflinePlanner(clock) if clock is not None else OfflinePlanner())
-        if fallback not in (None, "none"):
-            raise ValueError(f"unknown fallback '{fallback}' (offline)")
-        return planner
-    raise ValueError(f"unknown planner '{name}' ({', '.join(get_args(PlannerName))})")
 
 
 def build_engine(
@@ -75,8 +34,6 @@ def build_engine(
     drive the engine itself. ``clock``: the engine's "now" (a callable returning an aware
     datetime); None = the wall clock. Scenarios and evals pin it (``fixed_clock``), so an
     answer's dates — and Mock's move to today — are the same everywhere."""
-    from .service import TurnService
-
     return TurnService.load(generated, planner=planner, store=store, catalog=catalog, retriever=retriever,
                             dispatcher=dispatcher, retention=retention, clock=clock).engine
 

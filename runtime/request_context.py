@@ -70,14 +70,6 @@ class Session:
     turns: int = 0
     dialogue: dict[str, Any] | None = None  # the stored DialogueState (runtime/dialogue/state.py)
 
-    def carry(self, slots: dict[str, Any]) -> None:
-        """Keep the slots the slot table marks ``carried`` (registry/_slots/); nothing else."""
-        from .understand.table import carried
-
-        for key in carried():
-            if slots.get(key) is not None:
-                self.slots[key] = slots[key]
-
 
 # A fixed "now" for a whole engine (the evaluation sets run at the clock they were written for);
 # set with ``fixed_clock``, read by every ``now_kst()`` in this context.

@@ -67,7 +67,7 @@ class TurnService:
         dispatcher on ``clock``, SQLite in the state folder (``store="default"``; None keeps
         sessions in memory), the deployment's retention policy and the named planner
         (``"offline"``, ``"openai"``) or a planner object."""
-        from .assemble import make_planner, planner_named
+        from .plan.choice import make_planner, planner_named
         from .dispatch import Dispatcher
         from .retrieve.policy import RetrievalPolicy
         from .store import open_store

@@ -28,7 +28,7 @@ class UpstreamError(Exception):
         # The message travels to the citizen, the API response and the trace. It is often built
         # from an exception's text or an upstream's words, which can quote the request URL (with
         # its key) or the citizen's data: both are removed here, once, for every error.
-        message = _scrub(message)
+        message = public_message(message)
         super().__init__(f"{error_class} [{code}]: {message}")
         self.error_class = error_class
         self.code = code
@@ -36,11 +36,14 @@ class UpstreamError(Exception):
         self.retryable = retryable
 
 
-def _scrub(message: str) -> str:
+def public_message(message: str) -> str:
+    """What of a message may leave the process: no credential (by name or by the environment's
+    literal values), no URL user information, no personal data. Every engine error passes it, and
+    so does every error the API and the MCP server report (runtime/serve/api_errors.py)."""
     from .credentials import strip_credentials
     from .redact import redact
 
-    return redact(strip_credentials(message))
+    return redact(strip_credentials(message or ""))
 
 
 def parse_error(message: str) -> UpstreamError:

@@ -23,6 +23,9 @@ import re
 import secrets
 from collections.abc import Iterable
 
+from ..understand.personal_forms import compare_of, dates_in, squash
+from ..understand.personal_forms import digits as _digits
+
 _PROCESS_KEY = secrets.token_bytes(32)
 DIGEST_HEX = 20  # 80 bits: collisions between a session's few thousand forms are negligible
 MAX_DIGESTS = 4000  # per session, newest kept
@@ -42,18 +45,8 @@ def session_key(session_id: str, store: object | None = None) -> bytes:
     return hmac.new(base, b"ummaya given-values v1|" + session_id.encode("utf-8"), hashlib.sha256).digest()
 
 
-def squash(s: str) -> str:
-    return re.sub(r"[\s\-·.,]", "", s).lower()
-
-
-def _digits(s: str) -> str:
-    return re.sub(r"\D", "", s)
-
-
 def forms_of_text(text: str) -> set[str]:
     """Every normal form a personal value given in ``text`` could be checked against later."""
-    from ..turn.provenance import dates_in
-
     out: set[str] = set()
     for y, m, d in dates_in(text) | dates_in(_digits(text)):
         out.add(f"d:{y:04d}-{m:02d}-{d:02d}")
@@ -76,8 +69,6 @@ def forms_of_text(text: str) -> set[str]:
 
 def form_of_value(slot: str, value: object) -> set[str]:
     """The normal form(s) of one argument value, matching :func:`forms_of_text`."""
-    from ..turn.provenance import compare_of, dates_in
-
     raw = str(value)
     compare = compare_of(slot)
     if compare == "date":
@@ -101,8 +92,6 @@ def given_earlier(slot: str, value: object, key: bytes | None, known: Iterable[s
     if not wanted:
         return False
     have = known if isinstance(known, (set, frozenset)) else set(known)
-    from ..turn.provenance import compare_of
-
     return all(d in have for d in digests(key, wanted)) if compare_of(slot) == "date" else bool(set(digests(key, wanted)) & have)
 
 

@@ -430,7 +430,7 @@ def _takes_class(m: Any, cls: str) -> bool:
 
 def _serves_days(m: Any) -> bool:
     """The adapter answers for a chosen day: it takes a date, or its rows are day-indexed (x-day)."""
-    from ..turn.days import day_fields
+    from ..understand.days_asked import day_fields
 
     props = m.input_schema.get("properties", {})
     return any(isinstance(p, dict) and (st := table.slot(p.get("x-slot"))) is not None and st.class_ == "date"
@@ -447,7 +447,7 @@ def _for_another_day(text: str, m: Any, found: list[dict[str, Any]], catalog: An
     the forecast at that point, not for a region-wide service that asks which 시·도."""
     from ..request_context import now_kst
     from ..retrieve.runnable import lacks
-    from ..turn.days import asked_days
+    from ..understand.days_asked import asked_days
 
     now = now_kst()
     if _serves_days(m) or not [d for d in asked_days(text, now) if d != now.date()]:

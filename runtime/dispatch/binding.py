@@ -23,13 +23,23 @@ from urllib.parse import urlsplit
 
 from ummaya.model.hosts import host_problem, normal_host
 
-from ummaya.wire.errors import ADAPTER_ERROR, UpstreamError
+from ummaya.wire.errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
 
 
 def origin_of(url: str) -> str:
     parts = urlsplit(url)
     default = {"https": 443, "http": 80}.get(parts.scheme.lower())
     return f"{parts.scheme.lower()}://{normal_host(parts.hostname or '')}:{parts.port or default}"
+
+
+def credential(env: Mapping[str, str], name: str | None) -> str:
+    # Keys are pasted from portals; a trailing newline would otherwise reach the upstream.
+    value = (env.get(name) or "").strip() if name else ""
+    if not value:
+        raise UpstreamError(
+            CREDENTIAL_MISSING, "CREDENTIAL_MISSING", f"environment variable {name} is not set"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -51,8 +61,6 @@ class CredentialGuard:
 
     def secret(self, env: Mapping[str, str], name: str | None, url: str) -> str:
         """The value of credential ``name``, once it is known that it may go to ``url``."""
-        from .request import credential
-
         self.check(url, [name or ""])
         return credential(env, name)
 

@@ -80,7 +80,7 @@ from ummaya.wire.output import build_output, records_from
 from ummaya.wire.resolvers import Clock, issue_params, kst, utc_now
 from ummaya.wire.transforms import get_path
 
-from .binding import CredentialGuard, origin_of
+from .binding import CredentialGuard, credential, origin_of
 from .fixtures import (
     FixtureTransport,
     fixture_content_type,
@@ -94,7 +94,6 @@ from .request import (
     build_request,
     build_step_request,
     check_arguments,
-    credential,
     host_of,
     join_url,
 )

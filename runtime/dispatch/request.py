@@ -40,8 +40,10 @@ from urllib.parse import unquote, urlencode, urlsplit
 from ummaya.model.manifest import Auth, DateWindow, Filter, Step, Upstream
 from ummaya.wire.schemas import errors as schema_errors
 
-from ummaya.wire.errors import ADAPTER_ERROR, CREDENTIAL_MISSING, UpstreamError
+from ummaya.wire.errors import ADAPTER_ERROR, UpstreamError
 from ummaya.wire.resolvers import issue_params, kst, resolve
+
+from .binding import CredentialGuard
 
 SECRET_PARAMS = frozenset(
     {
@@ -112,16 +114,6 @@ def secret_names(auth: Auth | None) -> frozenset[str]:
     if auth.param and auth.style in ("query", "token_exchange"):
         names.add(auth.param)
     return frozenset(names)
-
-
-def credential(env: Mapping[str, str], name: str | None) -> str:
-    # Keys are pasted from portals; a trailing newline would otherwise reach the upstream.
-    value = (env.get(name) or "").strip() if name else ""
-    if not value:
-        raise UpstreamError(
-            CREDENTIAL_MISSING, "CREDENTIAL_MISSING", f"environment variable {name} is not set"
-        )
-    return value
 
 
 def query_pairs(
@@ -240,8 +232,6 @@ def build_request(
         json=body,
     )
     if env is not None:
-        from .binding import CredentialGuard
-
         apply_auth(req, upstream.auth, env, token, guard or CredentialGuard({}))
     return req
 
@@ -288,8 +278,6 @@ def apply_auth(
     if auth is None or auth.style == "none":
         return
     if guard is None:
-        from .binding import CredentialGuard
-
         guard = CredentialGuard({})  # no binding: no key goes anywhere
     parts = urlsplit(req.url)
     if parts.scheme.lower() != "https" and (parts.hostname or "") not in _LOOPBACK:

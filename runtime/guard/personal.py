@@ -202,40 +202,6 @@ def contains_personal(value: Any) -> list[str]:
 __all__ = ["Redaction", "guard_arguments", "allowed_kinds", "contains_personal", "find_personal"]
 
 
-class PersonalDataGuard:
-    """The engine's built-in argument check (runtime/turn/checks.py): personal values are removed
-    from every argument they may not be in, in place, and each removal is a ``redaction`` event.
-    A required argument with nothing left is refused: the citizen is asked for it again."""
-
-    name = "personal_data"
-
-    def __call__(self, given: Any) -> list[Any]:
-        from ..turn.values import Refusal
-
-        refusals = []
-        self.redactions: list[Redaction] = []
-        for call in given.calls:
-            m = given.candidates.get(call.adapter_id)
-            if m is None or not isinstance(call.arguments, dict):
-                continue
-            cleaned, found = guard_arguments(m, call.arguments, language=given.context.language)
-            if not found:
-                continue
-            call.arguments = cleaned
-            self.redactions.extend(found)
-            required = set(m.input_schema.get("required", []))
-            props = m.input_schema.get("properties", {})
-            for r in found:
-                if r.action == "dropped" and r.field in required:
-                    slot = str(props.get(r.field, {}).get("x-slot", r.field))
-                    refusals.append(Refusal(
-                        check=self.name, adapter_id=m.id, field=r.field, reason="needs_input",
-                        message=f"{r.field}: only personal data ({', '.join(r.kinds)}) was given",
-                        missing=["place" if is_span(slot) else slot],
-                    ))
-        return refusals
-
-
 def _schema_of(props: dict[str, Any], name: str) -> dict[str, Any]:
     prop = props.get(name)
     return prop if isinstance(prop, dict) else {}

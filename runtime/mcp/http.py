@@ -20,6 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.routing import Route
 
+from ..callers import caller
 from ..service import TurnService
 from .server import McpBackend, build_server
 
@@ -79,8 +80,6 @@ class OwnedSessions:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
         from mcp.server.auth.provider import AccessToken
-
-        from ummaya.runtime.serve.auth import caller
 
         fp = caller(scope)
         if fp:

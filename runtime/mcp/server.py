@@ -32,7 +32,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 
 from ummaya.model.manifest import Manifest
+from ummaya.wire.errors import public_message
 
+from ..callers import caller
 from ..request_context import RequestError
 from ..events import UPSTREAM_STOPS
 from ..service import TurnService
@@ -127,8 +129,6 @@ class McpBackend:
 def caller_of(ctx: Any) -> str | None:
     """The API key fingerprint of an HTTP call (runtime/serve/auth.py); None over stdio or with
     keys off."""
-    from ummaya.runtime.serve.auth import caller
-
     return caller(getattr(getattr(ctx, "request", None), "scope", None) or {})
 
 
@@ -157,8 +157,6 @@ def text(value: str) -> list[types.TextContent]:
 
 
 def error_result(code: str, message: str, **meta: Any) -> types.CallToolResult:
-    from ummaya.runtime.serve.api_errors import public_message
-
     message = public_message(message)
     return types.CallToolResult(content=text(f"{code}: {message}"), is_error=True,
                                 meta={"ummaya/error": code, **{f"ummaya/{k}": v for k, v in meta.items()}})

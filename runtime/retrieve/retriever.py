@@ -36,6 +36,8 @@ import numpy as np
 from pydantic import BaseModel
 
 from ummaya.model.analysis import _RUN, Segmenter, _en_words, grams
+from ummaya.model.intent_cues import INTENT_CUES
+
 from .doc_table import DocTable
 from .counter_examples import AGAINST_NOTHING, EXAMPLES_FILE, CounterExamples
 from .index import TABLE_FILE, Compiled, IndexConfig, ensure_index
@@ -112,13 +114,6 @@ class Candidate(BaseModel):
     text_score: float = 0.0
 
 
-# Intent cues → implied primitives. Matched on the raw request (substring for Korean, word for
-# English); generic across adapters — a new adapter needs nothing here.
-INTENT_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"신고|납부|신청|제출|접수|내야|내려고|낼게|내고\s*싶|\b(pay|report|apply|submit|file|filing)\b", re.I), ("send",)),
-    (re.compile(r"확인|인증|자격|\b(verify|verification|eligib\w*|check|authenticat\w*)\b", re.I), ("check",)),
-    (re.compile(r"어디|어딨|어딘|근처|위치|가까운|주변|\b(where|near|nearby|nearest|closest|around|location)\b", re.I), ("locate", "find")),
-)
 # The action cues (신청, 신고, 납부, 확인 …) say what to do, never about what: like the location cues
 # they are carried by the intent signal, and a request is not "covered" because an adapter also
 # says 신청 (정화조 청소 신청하고 싶어). They rank, and are otherwise neutral (:meth:`cue_terms`).

@@ -9,7 +9,12 @@ both modes. Codes are part of the public contract: never renamed, only added.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from starlette.responses import Response
+
+from ummaya.wire.errors import public_message  # the one scrubber (re-exported: serve's callers use it)
 
 # code -> (HTTP status, what it means). runtime/serve/README.md renders this table.
 CODES: dict[str, tuple[int, str]] = {
@@ -82,18 +87,15 @@ class ApiError(Exception):
         return error_body(self.code, self.message, trace_id or self.trace_id)
 
 
-def public_message(message: str) -> str:
-    """What of a message may leave the process: no credential (by name or by the environment's
-    literal values), no URL user information, no personal data."""
-    from ummaya.wire.credentials import strip_credentials
-    from ummaya.wire.redact import redact
-
-    return redact(strip_credentials(message or ""))
-
-
 def error_body(code: str, message: str, trace_id: str | None) -> dict[str, Any]:
     """The one error shape — every error leaving the server, JSON or SSE, is built here."""
     return {"error": {"code": code, "message": public_message(message), "trace_id": trace_id}}
+
+
+def json_error(code: str, message: str, trace_id: str | None, *, status: int | None = None) -> Response:
+    """The one error shape as a JSON response (the API's, and the key check's 401 before any route)."""
+    body = json.dumps(error_body(code, message, trace_id), ensure_ascii=False, separators=(",", ":"), default=str)
+    return Response(body.encode(), status_code=status or status_of(code), media_type="application/json")
 
 
 def provider_error(code: str, message: str) -> tuple[str, str]:

@@ -32,7 +32,7 @@ from ummaya.runtime.store.records import RetentionPolicy, Trace, new_trace_id, u
 
 from . import api_models as M
 from .auth import ApiKeyAuth, caller, parse_keys, same_owner
-from .api_errors import CODES, ApiError, error_body, status_of
+from .api_errors import CODES, ApiError, error_body, json_error, status_of
 from .pipeline import (
     ApiEvent,
     RequestState,
@@ -277,12 +277,12 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 def error_response(code: str, message: str, trace_id: str | None, *, stream: bool = False,
                    status: int | None = None) -> Response:
     status = status or status_of(code)
-    body = error_body(code, message, trace_id)
     if stream:
+        body = error_body(code, message, trace_id)
         frames = (sse_frame(ApiEvent(0, "metadata", {"trace_id": trace_id, "release": None}))
                   + sse_frame(ApiEvent(1, "error", body)))
         return Response(frames, status_code=status, media_type=SSE_MEDIA, headers=SSE_HEADERS)
-    return Response(_dumps(body).encode(), status_code=status, media_type="application/json")
+    return json_error(code, message, trace_id, status=status)
 
 
 # -- the app -----------------------------------------------------------------------------------------

@@ -11,17 +11,13 @@ fingerprint is None.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-from collections.abc import Mapping
 from typing import Any
 
-SCOPE_KEY = "ummaya.api_key_fp"  # where the ASGI scope carries the caller's key fingerprint
+from ..callers import SCOPE_KEY, caller, fingerprint, same_owner
+from .api_errors import json_error
+
 MIN_KEY_CHARS = 16
-
-
-def fingerprint(key: str) -> str:
-    return hashlib.sha256(b"ummaya api key\0" + key.encode("utf-8")).hexdigest()[:32]
 
 
 def parse_keys(value: str | None) -> tuple[str, ...]:
@@ -34,14 +30,6 @@ def parse_keys(value: str | None) -> tuple[str, ...]:
             raise ValueError(f"UMMAYA_API_KEYS[{i}]: a key needs at least {MIN_KEY_CHARS} printable "
                              "ASCII characters, no spaces")
     return keys
-
-
-def caller(scope: Mapping[str, Any]) -> str | None:
-    return scope.get(SCOPE_KEY)
-
-
-def same_owner(owner: str | None, fp: str | None) -> bool:
-    return hmac.compare_digest(owner or "", fp or "")
 
 
 class ApiKeyAuth:
@@ -67,11 +55,9 @@ class ApiKeyAuth:
         if fp is None or not any(hmac.compare_digest(fp, known) for known in self.fingerprints):
             from ummaya.runtime.store.records import new_trace_id
 
-            from .app import error_response
-
             why = "missing bearer key" if fp is None else "unknown key"
-            resp = error_response("unauthorized", f"this server needs an API key "
-                                  f"(Authorization: Bearer …): {why}", new_trace_id())
+            resp = json_error("unauthorized", f"this server needs an API key "
+                              f"(Authorization: Bearer …): {why}", new_trace_id())
             resp.headers["WWW-Authenticate"] = 'Bearer realm="ummaya"'
             return await resp(scope, receive, send)
         scope = dict(scope)

@@ -97,7 +97,7 @@ class ConversationsSuite:
     eval_set: str = "evals/conversations.yaml"
 
     def run(self, release: ReleaseUnderTest) -> SuiteResult:
-        from ummaya.runtime.dialogue.eval_conversations import TARGETS, evaluate, load_conversations
+        from ummaya.runtime.eval_conversations import TARGETS, evaluate, load_conversations
 
         path = release.eval_file(self.eval_set)
         convs = load_conversations(path)

@@ -19,22 +19,11 @@ from typing import Any
 
 from ummaya.model.manifest import Manifest
 
-from ..understand.dates import date_in, month_in, names_weekend, year_in
+from ..understand.dates import month_in, year_in
+from ..understand.days_asked import asked_days, day_fields, day_format
+from ..understand.days_asked import row_props as _row_props
 
 _DOW = {"ko": "월화수목금토일", "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")}
-
-
-def asked_days(text: str, now: dt.datetime) -> list[dt.date]:
-    """The day(s) a message names: 「주말」/"weekend" is Saturday and Sunday, else one day
-    (오늘, 내일, 모레, 글피, a weekday, 「다음 주 월요일」, 「5월 5일」), else none."""
-    if names_weekend(text):
-        today = now.date()
-        sat = today + dt.timedelta(days=(5 - today.weekday()) % 7)
-        if today.weekday() == 6:  # on a Sunday, "this weekend" is today
-            return [today]
-        return [sat, sat + dt.timedelta(days=1)]
-    d = date_in(text, now)
-    return [d] if d is not None else []
 
 
 def turn_days(ctx: Any) -> list[dt.date]:
@@ -53,28 +42,6 @@ def turn_days(ctx: Any) -> list[dt.date]:
         except ValueError:
             continue
     return out
-
-
-def _row_props(m: Manifest) -> dict[str, Any]:
-    items = (m.output_schema.get("properties") or {}).get("items") or {}
-    return (items.get("items") or {}).get("properties") or {} if isinstance(items, dict) else {}
-
-
-def day_fields(m: Manifest) -> tuple[str | None, str | None]:
-    """The output row fields marked ``x-day`` and ``x-hour`` (None when the adapter has none)."""
-    props = _row_props(m)
-    day = next((k for k, p in props.items() if isinstance(p, dict) and p.get("x-day") is True), None)
-    hour = next((k for k, p in props.items() if isinstance(p, dict) and p.get("x-hour") is True), None)
-    return day, hour
-
-
-_DAY_FORMATS = {"yyyymmdd": "%Y%m%d", "yyyy-mm-dd": "%Y-%m-%d"}
-
-
-def day_format(m: Manifest, day: str) -> str:
-    """How the x-day field writes its day (its ``x-format``: yyyymmdd, the default, or yyyy-mm-dd)."""
-    fmt = (_row_props(m).get(day) or {}).get("x-format", "yyyymmdd")
-    return _DAY_FORMATS.get(fmt, "%Y%m%d")
 
 
 def name_field(m: Manifest) -> str | None:

@@ -117,7 +117,7 @@ class TurnEngine:
         self._sessions: dict[str, Session] = {}
         # Enforced for every planner, before any other argument check: personal data goes only into
         # declared personal fields of a consented protected adapter (runtime/guard/personal.py).
-        from ..guard.personal import PersonalDataGuard
+        from .checks import PersonalDataGuard
 
         self.personal_guard = PersonalDataGuard()
 
@@ -548,13 +548,3 @@ def _asked(action: Any) -> dict[str, Any] | None:
     if call is None:
         return None
     return {"adapter_id": call.adapter_id, "missing": list(action.missing), "arguments": dict(call.arguments or {})}
-
-
-def turn_personal_values(r: TurnResult, catalog: Catalog) -> list[Any]:
-    """The personal values a finished turn handled (arguments and marked outputs), which its
-    stored trace masks wherever they occur (runtime/store/retention.py)."""
-    from .provenance import personal_values
-
-    outputs = [(e["adapter_id"], e.get("summary")) for e in r.evidence
-               if isinstance(e, dict) and isinstance(e.get("adapter_id"), str)]  # no id: no schema marks it
-    return personal_values(list(r.calls or []), outputs, catalog)

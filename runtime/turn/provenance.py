@@ -15,19 +15,20 @@ The rule is the engine's, so it holds for every planner.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ummaya.model.manifest import Manifest
 
+from ..catalog import Catalog
 from ..dialogue.given import given_earlier
 from ..understand import table
-from .values import CheckInput, Refusal
+from ..understand.personal_forms import compare_of, dates_in
+from ..understand.personal_forms import digits as _digits
+from ..understand.personal_forms import squash as _squash
+from .values import CheckInput, Refusal, TurnResult
 
-def compare_of(slot: str) -> str:
-    """How a personal value of ``slot`` is compared (the slot type's ``compare``: text, digits, date)."""
-    st = table.slot(slot)
-    return st.compare if st is not None else "text"
+__all__ = ["ArgumentProvenance", "compare_of", "dates_in", "given_by_citizen", "personal_fields",
+           "personal_values", "turn_personal_values"]
 
 
 def personal_fields(m: Manifest) -> dict[str, str]:
@@ -40,22 +41,6 @@ def personal_fields(m: Manifest) -> dict[str, str]:
         if table.is_personal(slot) or prop.get("x-personal") is True:
             out[name] = slot
     return out
-
-
-def dates_in(text: str) -> set[tuple[int, int, int]]:
-    """Every (year, month, day) the text writes, in any common form (the date reader's: 1988년 3월
-    2일, 1988.03.02, 880302, 880302-1…, "March 2, 1988")."""
-    from ..understand.dates import dates_in as read_dates
-
-    return read_dates(text)
-
-
-def _digits(s: str) -> str:
-    return re.sub(r"\D", "", s)
-
-
-def _squash(s: str) -> str:
-    return re.sub(r"[\s\-·.,]", "", s).lower()
 
 
 def given_by_citizen(slot: str, value: Any, texts: list[str]) -> bool:
@@ -139,3 +124,11 @@ def personal_values(calls: list[dict[str, Any]], outputs: list[tuple[str, Any]],
         if m is not None and isinstance(output, dict):
             walk(output, m.output_schema)
     return out
+
+
+def turn_personal_values(r: TurnResult, catalog: Catalog) -> list[Any]:
+    """The personal values a finished turn handled (arguments and marked outputs), which its
+    stored trace masks wherever they occur (runtime/store/retention.py)."""
+    outputs = [(e["adapter_id"], e.get("summary")) for e in r.evidence
+               if isinstance(e, dict) and isinstance(e.get("adapter_id"), str)]  # no id: no schema marks it
+    return personal_values(list(r.calls or []), outputs, catalog)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from .provenance import turn_personal_values
 from .values import TraceOrigin, TurnResult
 
 _log = logging.getLogger("ummaya.turn")
@@ -117,8 +118,6 @@ class PendingTrace:
         """The personal values the turn handled, which the stored row masks wherever they occur."""
         if self.result is None or self.catalog is None:
             return []
-        from .engine import turn_personal_values
-
         return turn_personal_values(self.result, self.catalog)
 
     def job(self, retention: Any, served: Served | None = None) -> Callable[[], tuple[Any, Any, Any]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ummaya.model.intent_cues import INTENT_CUES
+
 from . import table
 from .dates import holiday_in
 from .labels import named_terms
@@ -60,8 +62,6 @@ def unasked_step(m: Any, text: str) -> bool:
 
 def implied_by(text: str) -> set[str]:
     """The primitives the request's intent cues imply (the retriever's ``INTENT_CUES``)."""
-    from ..retrieve.retriever import INTENT_CUES
-
     return {p for pattern, prims in INTENT_CUES if pattern.search(text) for p in prims}
 
 

@@ -14,32 +14,18 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.clock_calls import bound_names, calls_one, python_files
+
 TESTS = Path(__file__).resolve().parents[1]
 CLOCKS = {"monotonic", "perf_counter", "time", "process_time", "monotonic_ns", "perf_counter_ns", "time_ns",
           "process_time_ns"}
 
 
-def _clock_names(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """(aliases of the time module, bare names bound to one of its clocks) in one file."""
-    modules, bare = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules |= {a.asname or a.name for a in node.names if a.name == "time"}
-        elif isinstance(node, ast.ImportFrom) and node.module == "time":
-            bare |= {a.asname or a.name for a in node.names if a.name in CLOCKS}
-    return modules, bare
-
-
 def _reads_clock(expr: ast.AST, modules: set[str], bare: set[str], tainted: set[str]) -> bool:
     for n in ast.walk(expr):
-        if isinstance(n, ast.Call):
-            f = n.func
-            if isinstance(f, ast.Attribute) and f.attr in CLOCKS and isinstance(f.value, ast.Name) \
-                    and f.value.id in modules:
-                return True
-            if isinstance(f, ast.Name) and f.id in bare:
-                return True
-        elif isinstance(n, ast.Name) and n.id in tainted:
+        if isinstance(n, ast.Call) and calls_one(n, modules, bare, CLOCKS):
+            return True
+        if isinstance(n, ast.Name) and n.id in tainted:
             return True
     return False
 
@@ -55,10 +41,8 @@ def _assigned(node: ast.AST) -> list[str]:
 def wall_clock_bounds(root: Path = TESTS) -> list[tuple[str, int, str]]:
     """Every comparison under ``root`` with a clock reading on one side."""
     found = []
-    for path in sorted(root.rglob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source, str(path))
-        modules, bare = _clock_names(tree)
+    for rel, source, tree in python_files(root):
+        modules, bare = bound_names(tree, {"time"}, CLOCKS)
         if not modules and not bare:
             continue
         # Names holding a clock reading, per file, to a fixed point (``elapsed = now - t0``).
@@ -71,7 +55,6 @@ def wall_clock_bounds(root: Path = TESTS) -> list[tuple[str, int, str]]:
             if not more:
                 break
             tainted |= more
-        rel = path.relative_to(root).as_posix()
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare) and any(
                     _reads_clock(side, modules, bare, tainted) for side in [node.left, *node.comparators]):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.clock_calls import bound_names, calls_one, python_files
+
 TESTS = Path(__file__).resolve().parents[1]
-SLEEPS = {("time", "sleep"), ("asyncio", "sleep")}
 
 # (path under tests/, the call's source text) -> why it has to pace on the clock.
 ALLOWED = {
@@ -20,19 +21,6 @@ ALLOWED = {
         "a dripping upstream: bytes arriving each within the read timeout are the input under "
         "test (one total deadline per call, not one per read); a fake server thread paces them",
 }
-
-
-def _sleep_names(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """(module aliases of time/asyncio, bare names bound to their sleep) in one file."""
-    modules, bare = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name in ("time", "asyncio"):
-                    modules.add(a.asname or a.name)
-        elif isinstance(node, ast.ImportFrom) and node.module in ("time", "asyncio"):
-            bare |= {a.asname or a.name for a in node.names if a.name == "sleep"}
-    return modules, bare
 
 
 def _is_yield(call: ast.Call) -> bool:
@@ -43,18 +31,10 @@ def _is_yield(call: ast.Call) -> bool:
 def wall_clock_sleeps(root: Path = TESTS) -> list[tuple[str, int, str]]:
     """Every sleep call under ``root`` that is neither ``sleep(0)`` nor allow-listed."""
     found = []
-    for path in sorted(root.rglob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source, str(path))
-        modules, bare = _sleep_names(tree)
-        rel = path.relative_to(root).as_posix()
+    for rel, source, tree in python_files(root):
+        modules, bare = bound_names(tree, {"time", "asyncio"}, {"sleep"})
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            f = node.func
-            hit = (isinstance(f, ast.Attribute) and f.attr == "sleep" and isinstance(f.value, ast.Name)
-                   and f.value.id in modules) or (isinstance(f, ast.Name) and f.id in bare)
-            if not hit or _is_yield(node):
+            if not isinstance(node, ast.Call) or not calls_one(node, modules, bare, {"sleep"}) or _is_yield(node):
                 continue
             text = ast.get_source_segment(source, node) or ""
             if (rel, text) not in ALLOWED:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ummaya.runtime.dialogue.eval_conversations import CATEGORIES, evaluate, load_conversations, split_of
+from ummaya.runtime.eval_conversations import CATEGORIES, evaluate, load_conversations, split_of
 
 SET = Path(__file__).resolve().parents[2] / "evals" / "conversations.yaml"
 

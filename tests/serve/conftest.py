@@ -69,6 +69,16 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def project(generated: Path, tmp_path: Path) -> Path:
+    """A project root whose ``generated/`` is the session's build: what ``ummaya ask --root`` reads
+    (tests/serve/test_one_trace.py, test_every_surface.py)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "generated").symlink_to(generated, target_is_directory=True)
+    return root
+
+
+@pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'serve.sqlite3'}"
 

@@ -165,14 +165,6 @@ def _mcp(service: Any, case: Case, n: int) -> dict[str, Any]:
 
 
 @pytest.fixture
-def project(generated: Path, tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "generated").symlink_to(generated, target_is_directory=True)
-    return root
-
-
-@pytest.fixture
 def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in KEYS:
         monkeypatch.delenv(var, raising=False)

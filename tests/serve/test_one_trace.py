@@ -12,7 +12,6 @@ from typing import Any
 
 import anyio
 import httpx
-import pytest
 from click.testing import CliRunner
 from mcp import Client
 
@@ -20,14 +19,6 @@ from .conftest import parse_sse
 
 QUERY = "동아대 승학캠퍼스 근처 응급실 알려줘"
 ER_ARGS = {"latitude": 35.0966, "longitude": 128.9632}  # 동아대 승학캠퍼스
-
-
-@pytest.fixture
-def project(generated: Path, tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "generated").symlink_to(generated, target_is_directory=True)
-    return root
 
 
 def test_one_request_on_every_surface_is_one_trace_row_of_one_schema(

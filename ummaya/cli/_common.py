@@ -152,7 +152,7 @@ def make_model_planner(planner: str, base_url: str | None, model: str | None, pr
     configuration error is a ``ProviderConfigError`` naming the variable)."""
     if planner != "openai":
         return planner
-    from ummaya.runtime.assemble import make_planner
+    from ummaya.runtime.plan.choice import make_planner
 
     return make_planner("openai", fallback=fallback, base_url=base_url, model=model, profile=profile,
                         timeout_s=timeout_s, context_tokens=context_tokens)

@@ -147,7 +147,7 @@ def conversations(as_json: bool, split: str, eval_file: Path | None, failures: b
     """Pass rates on the multi-turn conversation set: overall, dev/held-out, per category."""
     from ummaya.paths import find_root, generated_dir
     from ummaya.runtime.catalog import CatalogError
-    from ummaya.runtime.dialogue.eval_conversations import evaluate, format_table, load_conversations
+    from ummaya.runtime.eval_conversations import evaluate, format_table, load_conversations
 
     project = Path(root).resolve() if root else find_root()
     if eval_file is None:
@@ -187,7 +187,7 @@ def arguments(as_json: bool, split: str, eval_file: Path | None, only: str | Non
     """Argument fidelity: each request's call carries exactly the arguments a citizen meant."""
     from ummaya.paths import find_root, generated_dir
     from ummaya.runtime.catalog import CatalogError
-    from ummaya.runtime.understand.fidelity import evaluate, format_table, load
+    from ummaya.runtime.eval_arguments import evaluate, format_table, load
 
     project = Path(root).resolve() if root else find_root()
     if eval_file is None:

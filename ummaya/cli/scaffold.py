@@ -15,6 +15,8 @@ from pathlib import Path
 import click
 import jinja2
 
+from ummaya.ci.scaffold_samples import GATEWAY_ERROR_XML, NORMAL_XML
+
 from ._common import fail, root_option
 
 PRIMITIVES = ("locate", "find", "check", "send")
@@ -167,18 +169,6 @@ handoff:
 {% endif %}
 """)
 
-NORMAL_XML = (
-    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><response><header><resultCode>00</resultCode>'
-    "<resultMsg>NORMAL SERVICE.</resultMsg></header><body><items>"
-    "<item><name>예시 하나</name><addr>부산광역시 사하구 낙동대로550번길 37</addr></item>"
-    "<item><name>예시 둘</name><addr>-</addr></item>"
-    "</items><numOfRows>2</numOfRows><pageNo>1</pageNo><totalCount>2</totalCount></body></response>"
-)
-GATEWAY_ERROR_XML = (
-    "<OpenAPI_ServiceResponse>\n\t<cmmMsgHeader>\n\t\t<errMsg>SERVICE ERROR</errMsg>\n"
-    "\t\t<returnAuthMsg>SERVICE_KEY_IS_NOT_REGISTERED_ERROR</returnAuthMsg>\n"
-    "\t\t<returnReasonCode>30</returnReasonCode>\n\t</cmmMsgHeader>\n</OpenAPI_ServiceResponse>"
-)
 
 
 def scaffold(root: Path, adapter_id: str, agency: str | None, primitive: str, domain: str = "administration") -> list[Path]:

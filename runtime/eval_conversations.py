@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..scenarios import Scenario, Turn, check
+from .scenarios import Scenario, Turn, check
 
 Category = Literal["answer_to_own_question", "elliptical_followup", "deixis", "topic_switch", "personal_data"]
 CATEGORIES: tuple[str, ...] = ("answer_to_own_question", "elliptical_followup", "deixis", "topic_switch", "personal_data")
@@ -71,7 +71,7 @@ def personal_leaks(results: list[Any]) -> list[str]:
     """Every personal-data value found in an upstream URL or call argument (kind and where)."""
     from urllib.parse import unquote_plus
 
-    from ..guard.personal import contains_personal
+    from .guard.personal import contains_personal
     from ummaya.wire.redact import find_personal
 
     out = []
@@ -97,7 +97,7 @@ class ConversationOutcome:
 
 
 async def run_conversation(engine: Any, conv: Conversation) -> ConversationOutcome:
-    from ..scenarios import turn_request
+    from .scenarios import turn_request
 
     sc = conv.scenario()
     session_id = f"eval-{conv.id}-{uuid.uuid4().hex[:8]}"
@@ -173,14 +173,14 @@ def evaluate(conversations: list[Conversation], *, split: str = "all", generated
 
     if engine is not None:
         return Report(asyncio.run(run_all(engine)), split)
-    from ..assemble import build_engine
-    from ..store import open_store
+    from .assemble import build_engine
+    from .store import open_store
 
     with tempfile.TemporaryDirectory(prefix="ummaya-eval-") as tmp:
         store = open_store(f"sqlite:///{tmp}/eval.sqlite3")
         try:
-            from ..assemble import fixed_clock
-            from ..scenarios import SCENARIO_CLOCK
+            from .assemble import fixed_clock
+            from .scenarios import SCENARIO_CLOCK
 
             # The conversations run at the scenarios' pinned moment (same dates everywhere).
             eng = build_engine(generated, store=store, clock=fixed_clock(SCENARIO_CLOCK))

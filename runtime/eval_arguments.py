@@ -116,7 +116,7 @@ def judge(case: ArgumentCase, result: Any) -> CaseOutcome:
 
 
 async def run_case(engine: Any, case: ArgumentCase) -> CaseOutcome:
-    from ..turn import TurnRequest
+    from .turn import TurnRequest
 
     session = f"args-{case.id}-{uuid.uuid4().hex[:8]}"
     consents = tuple(case.consents)
@@ -179,7 +179,7 @@ def format_table(rep: Report) -> str:
 def evaluate(arg_set: ArgumentSet, *, split: str = "all", generated: Path | None = None, engine: Any = None,
              only: str | None = None) -> Report:
     """Run the cases of ``split`` (dev | heldout | all) at the set's clock."""
-    from ..request_context import fixed_clock
+    from .request_context import fixed_clock
 
     chosen = [c for c in arg_set.cases if (split == "all" or c.split == split) and (not only or only in c.id)]
 
@@ -189,8 +189,8 @@ def evaluate(arg_set: ArgumentSet, *, split: str = "all", generated: Path | None
     with fixed_clock(arg_set.clock):
         if engine is not None:
             return Report(asyncio.run(run_all(engine)), split)
-        from ..assemble import build_engine
-        from ..store import open_store
+        from .assemble import build_engine
+        from .store import open_store
 
         with tempfile.TemporaryDirectory(prefix="ummaya-eval-args-") as tmp:
             store = open_store(f"sqlite:///{tmp}/eval.sqlite3")
