@@ -104,3 +104,26 @@ def test_a_protected_adapter_covering_the_whole_request_is_no_near_miss(engine):
     r = ask(engine, "I want to pay my speeding ticket")
     assert r.stop_reason == "consent_required", (r.stop_reason, r.answer)
     assert "traffic_fine_payment" in acted(r)
+
+
+def test_eval_engine_counts_the_upstream_calls_spent_before_a_way_out(engine):
+    from ummaya.runtime.eval_abstention import compare, format_comparison
+    from ummaya.runtime.retrieve.eval_retrieval import EvalRequest
+
+    reqs = [EvalRequest("Book a table at a restaurant in Gangnam", (), "out_of_scope", "tune"),
+            EvalRequest("하단역 근처 응급실 좀", ("nmc_emergency_rooms",), "colloquial_ko", "tune")]
+    c = compare(reqs, engine, lambda q: [])
+    assert c.rows["Book a table at a restaurant in Gangnam"].stop_reason == "no_adapter"
+    assert c.rows["하단역 근처 응급실 좀"].spent == 0  # calls of an answered turn are no waste
+    assert c.as_dict()["calls_before_way_out"] == 0
+    assert "upstream calls spent before a way out: 0" in format_comparison(c)
+
+
+def test_a_way_out_after_a_dispatched_call_is_counted():
+    from types import SimpleNamespace
+
+    from ummaya.runtime.eval_abstention import spent_on_way_out
+
+    r = SimpleNamespace(stop_reason="no_adapter", calls=[{"status": "ok"}, {"status": "consent_required"}])
+    assert spent_on_way_out(r) == 1
+    assert spent_on_way_out(SimpleNamespace(stop_reason="completed", calls=[{"status": "ok"}])) == 0
