@@ -67,10 +67,13 @@ def _names_aside(retriever: Any, ctx: TurnContext, req: TurnRequest, log: TurnLo
         return []
     found = retriever.search(view, top_k=req.top_k, filters=req.filters,
                              context_slots=frozenset(ctx.session.slots) | typed_slots(ctx.request))
-    if found:
+    ranked = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
+    if not ranked:  # the kind may be a value of a slot vocabulary (신경외과, a specialty's label)
+        ranked = prefer_named_values([], ctx.catalog, view) if ctx.catalog is not None else []
+    if ranked:
         log.emit("check", "retrieve", check="names_aside", adapter_id="", field="", reason="read_again",
                  why="names_aside", message=f"read again without the names it holds: {view}", missing=[])
-    return [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
+    return [{**c, "names_aside": view} for c in ranked]
 
 
 def typed_slots(request: str) -> frozenset[str]:

@@ -197,7 +197,7 @@ def decide(m: Manifest, candidates: list[Manifest], ranked: dict[str, Any], ctx:
             return verdicts[0]
     guidance = ctx.catalog.guidance
     named = _named(m, candidates, ctx, guidance)
-    unanswered = [ch for ch in guidance.channels_named(ctx.request)
+    unanswered = [ch for ch in guidance.channels_named(_without_place(ctx))
                   if not ch.general and not _answers_channel(ch, m, named, candidates, ranked, ctx, guidance,
                                                              named_coverage)]
     if unanswered:
@@ -238,6 +238,19 @@ def _answers_channel(ch: Any, m: Manifest, named: int, candidates: list[Manifest
     if named and longest_in(said, text) <= named:
         return True
     return bool(named) and _answers_whole(ranked.get(m.id), m, candidates) and m.permission.consent is None
+
+
+def _without_place(ctx: TurnContext) -> str:
+    """The request without the place it anchors on (runtime/understand/places.py find_place): a
+    channel's phrase inside the place is where, never a service asked for ("AED near the subway
+    station" asks for no metro timetable, 「지하철역 근처 약국」 for no metro fare)."""
+    from ..understand.places import find_place
+
+    span = find_place(ctx.request, ctx.language)
+    if not span:
+        return ctx.request
+    words = {w.lower() for w in span.split()}
+    return " ".join(w for w in ctx.request.split() if w.lower().strip(".,!?") not in words) or ctx.request
 
 
 def _own_text(m: Manifest, guidance: Any) -> Any:
@@ -315,7 +328,9 @@ def _label_only(row: dict[str, Any] | None, m: Manifest, candidates: list[Manife
         return bool(pairs) and all(_label_only(r, t, [], {}, request) for r, t in pairs)
     if row is None or row.get("carried"):
         return False
-    return row.get("vocabulary") is False and not _names_official_label(m, request)
+    # A candidate found with a facility's name set aside (「사직바른신경외과 MRI 있나요」 read as
+    # 「신경외과 …」) names the label as that reading says it.
+    return row.get("vocabulary") is False and not _names_official_label(m, str(row.get("names_aside") or request))
 
 
 def _names_official_label(m: Manifest, request: str) -> bool:

@@ -127,3 +127,23 @@ def test_a_way_out_after_a_dispatched_call_is_counted():
     r = SimpleNamespace(stop_reason="no_adapter", calls=[{"status": "ok"}, {"status": "consent_required"}])
     assert spent_on_way_out(r) == 1
     assert spent_on_way_out(SimpleNamespace(stop_reason="completed", calls=[{"status": "ok"}])) == 0
+
+
+def test_a_kind_that_is_a_label_of_a_code_field_offers_its_adapter_when_retrieval_finds_nothing(engine):
+    # 「신경외과」, the kind of 연산바른신경외과, is one of the hospital search's official labels: the
+    # reading with the name set aside is what the label-only rule reads, not the glued name
+    r = ask(engine, "연산바른신경외과 CT 있어?")
+    assert r.stop_reason != "no_adapter", r.answer
+    assert any(c["adapter_id"].startswith("hira_") for c in r.candidates), r.candidates
+
+
+def test_a_channels_phrase_inside_the_place_asked_around_is_where_not_what(engine):
+    # "subway" is the metro channel's phrase, but here it is part of the place near which the AED is
+    r = ask(engine, "is there an AED near the subway station exit")
+    assert r.stop_reason != "no_adapter", r.answer
+    assert "nmc_aed_locations" in acted(r), acted(r)
+
+
+def test_a_channels_phrase_outside_any_place_still_goes_to_the_channel(engine):
+    r = ask(engine, "서울 지하철 강남역에서 홍대입구역 몇 분 걸려?")
+    assert r.stop_reason == "no_adapter"
