@@ -26,18 +26,22 @@ from typing import Any
 from .retrieve.eval_retrieval import SPLITS, EvalRequest, Report, Scores, evaluate, is_pending
 
 # The engine's end-to-end abstention floors (``abstain_f1`` on the chosen split): measured at
-# 2026-12-07 on the 164-adapter registry with the 1,078-request set (all 0.870, tune 0.903,
-# held-out 0.776; retrieval alone 0.849 / 0.886 / 0.733) minus about two requests' worth of margin
-# (the held-out split has 31 out-of-scope rows: one miss moves its F1 ~0.02). The other metrics
-# are retrieval's to hold (``ummaya eval retrieval``).
+# 2026-12-07 on the 164-adapter registry with the 1,078-request set (all 0.900, tune 0.935,
+# held-out 0.800; retrieval alone 0.860 / 0.901 / 0.733) minus about two requests' worth of margin
+# (the held-out split has 31 out-of-scope rows: one miss moves its F1 ~0.02). Before the
+# facility-name reading and the whole-request rule for protected adapters (runtime/turn/scope.py)
+# they were 0.876 / 0.913 / 0.776. The other metrics are retrieval's to hold (``ummaya eval
+# retrieval``).
 ENGINE_THRESHOLDS: dict[str, dict[str, float]] = {
-    "all": {"abstain_f1": 0.85},
-    "tune": {"abstain_f1": 0.88},
-    "holdout": {"abstain_f1": 0.74},
+    "all": {"abstain_f1": 0.88},
+    "tune": {"abstain_f1": 0.91},
+    "holdout": {"abstain_f1": 0.76},
 }
 
 # How a turn that abstained stops (runtime/turn/scope.py REASON).
 ABSTAINED = "no_adapter"
+# The statuses of a call row that reached its upstream (the gate's rows carry its stop instead).
+DISPATCHED = frozenset({"ok", "no_data", "error"})
 
 
 @dataclass
@@ -46,6 +50,7 @@ class EngineRow:
     stop_reason: str
     acted: list[str]  # [] when the turn abstained
     why: str = ""  # the scope decision's code (scope.WHY) when it abstained
+    spent: int = 0  # upstream calls dispatched before the way out (0: the scope was decided first)
 
 
 def acted_on(result: Any, catalog: Any) -> list[str]:
@@ -59,6 +64,14 @@ def acted_on(result: Any, catalog: Any) -> list[str]:
              and e.data.get("adapter_id")]
     ids = [*answering, *asked, *called, *(c["adapter_id"] for c in result.candidates)]
     return list(dict.fromkeys(a for a in ids if a))
+
+
+def spent_on_way_out(result: Any) -> int:
+    """Upstream calls a turn that ended in the way out dispatched first: the scope decision is
+    taken before a call is spent (runtime/turn/scope.py), so this is 0 on every such row."""
+    if result.stop_reason != ABSTAINED:
+        return 0
+    return sum(1 for c in result.calls if c.get("status") in DISPATCHED)
 
 
 def why_of(result: Any) -> str:
@@ -76,7 +89,8 @@ def run_engine(requests: list[EvalRequest], engine: Any) -> dict[str, EngineRow]
             if r.query in out:
                 continue
             res = await engine.ask(TurnRequest(r.query, session_id=f"eval-abstention-{i}", mode="mock"))
-            out[r.query] = EngineRow(r.query, res.stop_reason, acted_on(res, engine.catalog), why_of(res))
+            out[r.query] = EngineRow(r.query, res.stop_reason, acted_on(res, engine.catalog), why_of(res),
+                                     spent_on_way_out(res))
         return out
 
     return asyncio.run(run_all())
@@ -94,6 +108,7 @@ class Comparison:
             "retrieval": {"overall": self.retrieval.overall.as_dict(),
                           "by_split": {k: v.as_dict() for k, v in self.retrieval.by_split.items()}},
             "why": _count_why(self.rows),
+            "calls_before_way_out": sum(r.spent for r in self.rows.values()),
         }
 
 
@@ -146,7 +161,10 @@ def format_comparison(c: Comparison) -> str:
     lines += [_line(f"split={k}", v) for k in SPLITS if (v := c.retrieval.by_split.get(k)) is not None]
     why = _count_why(c.rows)
     lines += ["", "ways out by the scope decision's code: " + ", ".join(f"{k} {n}" for k, n in why.items())]
+    spent = [r for r in c.rows.values() if r.spent]
+    lines += [f"upstream calls spent before a way out: {sum(r.spent for r in spent)}"
+              + (" (" + "; ".join(repr(r.query) for r in spent[:5]) + ")" if spent else "")]
     return "\n".join(lines)
 
 
-__all__ = ["ENGINE_THRESHOLDS", "Comparison", "EngineRow", "acted_on", "compare", "evaluate_engine", "format_comparison"]
+__all__ = ["DISPATCHED", "ENGINE_THRESHOLDS", "Comparison", "EngineRow", "acted_on", "spent_on_way_out", "compare", "evaluate_engine", "format_comparison"]

@@ -38,6 +38,9 @@ def retrieve(
         found = retriever.search(retrieval_view(ctx.request), top_k=req.top_k, filters=req.filters,
                                  context_slots=frozenset(ctx.session.slots) | typed_slots(ctx.request))
         ranked = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
+    if not ranked and (ctx.frame is None or ctx.frame.kind in ("new", "switch")):
+        # A name no vocabulary knows held against the request: its scope is the rest (scope.py).
+        ranked = _names_aside(retriever, ctx, req, log)
     if ctx.frame is None or ctx.frame.kind in ("new", "switch") or not ranked:
         # A follow-up or an answer keeps the intent the dialogue pinned.
         ranked = prefer_named_values(ranked, catalog, ctx.request)
@@ -53,6 +56,24 @@ def retrieve(
 
         raise abstain(ctx, log)
     return Candidates(ranked, manifests, widened, named_coverage=float(getattr(retriever, "named_service", 0.4)))
+
+
+def _names_aside(retriever: Any, ctx: TurnContext, req: TurnRequest, log: TurnLog) -> list[dict[str, Any]]:
+    """Retrieval on the request with its unknown names set aside (scope.names_aside), or []."""
+    from .scope import names_aside
+
+    view = names_aside(retrieval_view(ctx.request))
+    if view is None:
+        return []
+    found = retriever.search(view, top_k=req.top_k, filters=req.filters,
+                             context_slots=frozenset(ctx.session.slots) | typed_slots(ctx.request))
+    ranked = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in found]
+    if not ranked:  # the kind may be a value of a slot vocabulary (신경외과, a specialty's label)
+        ranked = prefer_named_values([], ctx.catalog, view) if ctx.catalog is not None else []
+    if ranked:
+        log.emit("check", "retrieve", check="names_aside", adapter_id="", field="", reason="read_again",
+                 why="names_aside", message=f"read again without the names it holds: {view}", missing=[])
+    return [{**c, "names_aside": view} for c in ranked]
 
 
 def typed_slots(request: str) -> frozenset[str]:

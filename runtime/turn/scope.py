@@ -22,7 +22,9 @@ retrieval cannot see:
   words: 「대전 1호선」 in the Daejeon metro's hints, 「행복주택」 in the rental notices'), names its
   own service at least as specifically, or covers the whole request;
 - it would ask for consent and the request does not name its service → ``consent_unnamed``: a
-  near miss never reaches another service's consent notice;
+  near miss never reaches another service's consent notice. Retrieval's first candidate covering
+  every content word of the request (「how do I pay a speeding fine」 at the fine payment) is no near
+  miss: the request is that service said in other words;
 - after an emergency's number, an adapter outside the emergency's services → ``emergency_other``;
 - on a new request, a candidate retrieval did not keep, offered only because the request names a
   citizen's word for a label of one of its code fields (a life stage in 「노트북 추천해줘 대학생용」,
@@ -31,7 +33,10 @@ retrieval cannot see:
   (「신경과 찾아줘」) is evidence of its own and goes ahead.
 
 A locate adapter called on the way to another (「부산역 근처 응급실」 finds 부산역 first) is judged
-by the candidates it serves.
+by the candidates it serves, before its call: when none of them may go, neither does it. Retrieval
+finding nothing is not always the end: a facility's own name (파라다이스호텔, 튼튼정형외과) is a name
+no vocabulary can know, so the request is read again with the name standing as its kind
+(:func:`names_aside`) before the way out.
 """
 
 from __future__ import annotations
@@ -95,6 +100,47 @@ def stop(ctx: TurnContext, log: TurnLog, verdict: Verdict, adapter_id: str = "",
     return way_out(ctx, detail=f"{verdict.why}:{adapter_id}" if adapter_id else verdict.why, layer=layer)
 
 
+def names_aside(request: str) -> str | None:
+    """The request with the names of facilities it holds standing as their kind, or None when it
+    holds none: 「해운대 파라다이스호텔 몇 성급이야?」 → 「해운대 호텔 …」, 「튼튼정형외과 몇 시까지 해?」 →
+    「정형외과 …」; a complex named by its brand (「래미안 원베일리 청약 경쟁률」) → 「아파트 청약 경쟁률」
+    (registry/_vocab/facility_names.yaml: the kinds' suffixes, and the word a kind's brands stand
+    for). A name says *which* one, never *what* is asked: retrieval held its unknown words against
+    the request's coverage, and the kind with the rest of the request is what decides its scope. A
+    brand counts only at a word's start or end, and from three syllables (자이 of
+    「자이언츠」, 현대 of 「현대자동차」 are other words)."""
+    from ..understand import vocab
+    from ..understand.facilities import facility_in
+
+    text = request
+    classes = vocab.load("facility_names").get("words") or {}
+    for kind in [k[: -len("_suffixes")] for k in classes if k.endswith("_suffixes")]:
+        suffixes = sorted(classes.get(f"{kind}_suffixes") or [], key=len, reverse=True)
+        brands = [b for b in classes.get(f"{kind}_brands") or [] if len(b) >= 3]
+        kind_word = " ".join(classes.get(f"{kind}_kind") or [])
+        for _ in range(3):  # a request may name more than one
+            name = facility_in(text, kind)
+            if not name or name not in text:
+                break
+            glued = name.split(" ")[-1]
+            if glued in suffixes:
+                break  # a kind after a place word (해운대 호텔) names no one facility
+            suffix = next((x for x in suffixes if glued.endswith(x) and len(glued) > len(x)), None)
+            if suffix is not None:
+                text = text.replace(glued, suffix)
+            elif kind_word and _brand_word(name, brands):
+                text = text.replace(name, kind_word)
+            else:
+                break
+    text = " ".join(text.split())
+    return text if text and text != " ".join(request.split()) else None
+
+
+def _brand_word(name: str, brands: list[str]) -> bool:
+    """``name`` holds one of ``brands`` as a word of its own, or at a word's start or end."""
+    return any(w.startswith(b) or w.endswith(b) for w in name.split() for b in brands)
+
+
 def abstain(ctx: TurnContext, log: TurnLog) -> Stop:
     """Retrieval found no candidate at all (and nothing the request names offered one)."""
     return stop(ctx, log, Verdict(False, "retrieval_abstained"), layer="retrieve")
@@ -141,16 +187,24 @@ def decide(m: Manifest, candidates: list[Manifest], ranked: dict[str, Any], ctx:
     """May the turn act on ``m``? (module docstring: the rules in order)."""
     if ctx.catalog is None or _chosen(m, ctx, book, candidates):
         return GO
+    served = _served(m, candidates)
+    if served and candidates[0].id != m.id:
+        # A locate step on the way to a find is spent only for a find that may then go: the
+        # decision is taken before the upstream call, not after it (「Book a table at a restaurant
+        # in Gangnam」 looked Gangnam up, then stopped at the tour search's label-only verdict).
+        verdicts = [decide(t, candidates, ranked, ctx, book, named_coverage) for t in served]
+        if not any(v.go for v in verdicts):
+            return verdicts[0]
     guidance = ctx.catalog.guidance
     named = _named(m, candidates, ctx, guidance)
-    unanswered = [ch for ch in guidance.channels_named(ctx.request)
+    unanswered = [ch for ch in guidance.channels_named(_without_place(ctx))
                   if not ch.general and not _answers_channel(ch, m, named, candidates, ranked, ctx, guidance,
                                                              named_coverage)]
     if unanswered:
         return Verdict(False, "other_channel", tuple(ch.id for ch in unanswered))
     if named:
         return GO
-    if m.permission.consent is not None:
+    if m.permission.consent is not None and not _answers_whole(ranked.get(m.id), m, candidates):
         return Verdict(False, "consent_unnamed")
     serves = _serves_emergency(m, ctx)
     if ctx.emergencies and not serves:
@@ -184,6 +238,19 @@ def _answers_channel(ch: Any, m: Manifest, named: int, candidates: list[Manifest
     if named and longest_in(said, text) <= named:
         return True
     return bool(named) and _answers_whole(ranked.get(m.id), m, candidates) and m.permission.consent is None
+
+
+def _without_place(ctx: TurnContext) -> str:
+    """The request without the place it anchors on (runtime/understand/places.py find_place): a
+    channel's phrase inside the place is where, never a service asked for ("AED near the subway
+    station" asks for no metro timetable, 「지하철역 근처 약국」 for no metro fare)."""
+    from ..understand.places import find_place
+
+    span = find_place(ctx.request, ctx.language)
+    if not span:
+        return ctx.request
+    words = {w.lower() for w in span.split()}
+    return " ".join(w for w in ctx.request.split() if w.lower().strip(".,!?") not in words) or ctx.request
 
 
 def _own_text(m: Manifest, guidance: Any) -> Any:
@@ -261,7 +328,9 @@ def _label_only(row: dict[str, Any] | None, m: Manifest, candidates: list[Manife
         return bool(pairs) and all(_label_only(r, t, [], {}, request) for r, t in pairs)
     if row is None or row.get("carried"):
         return False
-    return row.get("vocabulary") is False and not _names_official_label(m, request)
+    # A candidate found with a facility's name set aside (「사직바른신경외과 MRI 있나요」 read as
+    # 「신경외과 …」) names the label as that reading says it.
+    return row.get("vocabulary") is False and not _names_official_label(m, str(row.get("names_aside") or request))
 
 
 def _names_official_label(m: Manifest, request: str) -> bool:

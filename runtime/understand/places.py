@@ -65,6 +65,8 @@ class _Words:
                                            | vocab.words(pw, "road_endings"), key=len, reverse=True))
         self.road_endings = tuple(sorted(vocab.words(pw, "road_endings"), key=len, reverse=True))
         self.coordinate_labels = vocab.words(pw, "latitude_labels") | vocab.words(pw, "longitude_labels")
+        self.english_place_nouns = frozenset(w.lower() for w in vocab.words(pw, "english_place_nouns"))
+        self.romanized_endings = tuple(sorted(vocab.words(pw, "romanized_endings"), key=len, reverse=True))
         self.portals: set[str] = set()
         for t in vocab.terms("portals"):
             self.portals |= {t["label"].lower(), *(w.lower() for w in t.get("ko", [])), *(w.lower() for w in t.get("en", []))}
@@ -285,6 +287,24 @@ _EN_ANCHOR = re.compile(
 _EN_NAME_VALUE = re.compile(r"\b(?:name|called)\s*(?:is|'s|:)?\s+[^,.;!?]+", re.I)
 
 
+def english_place_shaped(place: str) -> bool:
+    """An English phrase has a place's shape: a capitalised word (a proper name: Seomyeon, Busan
+    Station), a romanized administrative or road ending (haeundae-gu, hyowon-ro 25), or a last word
+    that names a kind of place (the subway station) — registry/_vocab/place_words.yaml. A common
+    noun (「calories in a banana」), a number alone (「in 2022」) or a technology (「in css」) is none."""
+    kw = words()
+    ws = [w.strip(".,'\"") for w in place.split()]
+    ws = [w for w in ws if w]
+    if not ws:
+        return False
+    if any(w[:1].isupper() and any(c.islower() for c in w[1:]) for w in ws):
+        return True
+    low = [w.lower() for w in ws]
+    if any("-" in w and w.rsplit("-", 1)[1] in kw.romanized_endings for w in low):
+        return True
+    return low[-1] in kw.english_place_nouns or low[-1].rstrip("s") in kw.english_place_nouns
+
+
 def english_to_korean(place: str) -> str:
     """An English place name the vocabularies map (Busan Station → 부산역), else as written."""
     return words().landmarks_en.get(place.lower().strip(" .'-"), place)
@@ -302,7 +322,10 @@ def place_span(text: str, language: str = "ko", exclude: frozenset[str] = frozen
         place = " ".join(ws).strip(" .'-")
         if re.search(r"[가-힣]", place):  # a Korean name inside an English request: read as Korean
             return bare_place(place, "ko") or place
-        return english_to_korean(place) if place else None
+        if not place:
+            return None
+        known = english_to_korean(place)
+        return known if known != place or english_place_shaped(place) else None
     split = _anchor_split(text)
     if split is None:
         return None
@@ -596,6 +619,6 @@ def official_code(region: Any, code: Any) -> Any:
     return region.code
 
 
-__all__ = ["MARK", "bare_place", "classify", "english_to_korean", "find_place", "has_deixis", "has_place_suffix",
+__all__ = ["MARK", "bare_place", "classify", "english_place_shaped", "english_to_korean", "find_place", "has_deixis", "has_place_suffix",
            "is_function", "is_portal", "known_places", "official_code", "place_span", "read_place_value",
            "read_region_value", "split_words", "without_personal", "words"]
