@@ -230,12 +230,12 @@ SLOTS = _ENV.from_string("""\
 
 > What an `x-slot` on an adapter's input or output field means. Declared once in `registry/_slots/*.yaml`; the engine's shared readers fill input fields from a citizen's request with them, and output fields declaring one provide it to later calls and to the session.
 
-Columns: **class** (what kind of value), **carried** (kept for the next turn), **personal** (personal data: never carried or stored, sent only to a consented protected adapter), **derived** (the citizen does not say it: an earlier adapter's output, the session or an official code table supplies it), **reader** and **vocabulary** (how a request is read for it).
+Columns: **class** (what kind of value), **carried** (kept for the next turn), **personal** (personal data: never carried or stored, sent only to a consented protected adapter), **derived** (the citizen does not say it: an earlier adapter's output, the session or an official code table supplies it), **reader** and **vocabulary** (how a request is read for it), **question** (what the engine asks when a required field of it is missing; en in `generated/understand/slots.json`).
 
-| slot | class | carried | personal | derived | reader | vocabulary | meaning |
-|---|---|---|---|---|---|---|---|
+| slot | class | carried | personal | derived | reader | vocabulary | question | meaning |
+|---|---|---|---|---|---|---|---|---|
 {% for name, s in slots %}
-| `{{ name }}` | {{ s.class_ }} | {{ 'yes' if s.carried else '' }} | {{ 'yes' if s.personal else '' }} | {{ 'yes' if s.derived else '' }} | {{ s.reader or '' }} | {{ s.vocabulary or '' }} | {{ s.description|cell }} |
+| `{{ name }}` | {{ s.class_ }} | {{ 'yes' if s.carried else '' }} | {{ 'yes' if s.personal else '' }} | {{ 'yes' if s.derived else '' }} | {{ s.reader or '' }} | {{ s.vocabulary or '' }} | {{ (s.question.ko if s.question else ('as ' ~ s.asked_as if s.asked_as else ''))|cell }} | {{ s.description|cell }} |
 {% endfor %}
 """)
 

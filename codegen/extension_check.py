@@ -167,11 +167,30 @@ def check_slot_names(lm: LoadedManifest, slots: Any) -> list[Problem]:
         for i, slot in enumerate(getattr(m, key)):
             if slot not in declared:
                 problems.append(Problem(src.rel, src.line_of((key, i)), f"{key}.{i}: undeclared slot type '{slot}' (declared in registry/_slots/: {_slot_help(slots)})"))
+    problems += _check_questions(lm, slots)
     have = output_slots(m)
     for i, slot in enumerate(m.provides):
         parts = set(slots.slots[slot].parts) if slot in slots.slots else set()
         if slot in declared and slot not in have and not (parts and parts <= have):
             problems.append(Problem(src.rel, src.line_of(("provides", i)), f"provides.{i}: '{slot}' is not declared by any output field (add x-slot: {slot} to the output field that carries it)"))
+    return problems
+
+
+def _check_questions(lm: LoadedManifest, slots: Any) -> list[Problem]:
+    """A field the adapter cannot run without (required, or one of its anyOf/oneOf alternatives)
+    has a slot type the engine can ask for: its ``question`` (or that of the slot it is asked as)."""
+    m, src = lm.manifest, lm.source
+    schema = m.input_schema
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    wanted = [*schema.get("required", []),
+              *(f for key in ("anyOf", "oneOf") for alt in schema.get(key, []) for f in alt.get("required", []))]
+    problems = []
+    for name in dict.fromkeys(wanted):
+        slot = (props.get(name) or {}).get("x-slot")
+        if slot in slots.slots and slots.question_for(slot) is None:
+            problems.append(Problem(src.rel, src.line_of(("input_schema", "properties", name, "x-slot")),
+                                    f"input_schema.properties.{name}: slot type '{slot}' has no question, but the field is required "
+                                    f"(add question: {{ko: …, en: …}} to '{slot}' in registry/_slots/ — the engine asks it when the value is missing)"))
     return problems
 
 

@@ -83,6 +83,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class SlotQuestion(_Strict):
+    """What the engine asks the citizen when a required field of this slot type is missing, in
+    each language it answers in."""
+
+    ko: str = Field(min_length=1, description="The question in Korean (「어떤 약인가요? 제품 이름을 알려주세요.」)")
+    en: str = Field(min_length=1, description="The question in English")
+
+    def get(self, language: str) -> str:
+        return self.en if language == "en" else self.ko
+
+
 class SlotType(_Strict):
     """One slot type, as a contributor declares it."""
 
@@ -113,6 +124,11 @@ class SlotType(_Strict):
         "never guess it (an optional filter filled by a guess silently narrows the answer)",
     )
     asked_as: str | None = Field(default=None, description="What the engine asks the citizen for when this is missing (coordinates → a place)")
+    question: SlotQuestion | None = Field(
+        default=None,
+        description="What the engine asks when a required field of this slot type is missing (ko and en); every slot "
+        "type a manifest's input requires has one, or the one it is asked as (asked_as) has — `ummaya check` says so",
+    )
     region_level: Literal["sido", "sigungu", "full", "code"] | None = Field(
         default=None,
         description="For a region: which part of the region a field of this slot takes without an enum — the 시·도, the "
@@ -186,9 +202,20 @@ class SlotTable(_Strict):
     def where(self, predicate: Any) -> frozenset[str]:
         return frozenset(n for n, s in self.slots.items() if predicate(s))
 
+    def question_for(self, name: str) -> SlotQuestion | None:
+        """What the engine asks for slot ``name``: its own question, else the one of the slot it
+        is asked as (coordinates → place)."""
+        st = self.slots.get(name)
+        if st is None:
+            return None
+        if st.question is None and st.asked_as:
+            other = self.slots.get(st.asked_as)
+            return other.question if other is not None else None
+        return st.question
+
     def whole_of(self, name: str) -> str | None:
         """The slot this one is a part of (latitude → coordinates)."""
         return next((n for n, s in self.slots.items() if name in s.parts), None)
 
 
-__all__ = ["CLASS_FACETS", "FACETS", "SlotClass", "SlotFile", "SlotTable", "SlotType", "SLOT_TABLE_FORMAT"]
+__all__ = ["CLASS_FACETS", "FACETS", "SlotClass", "SlotQuestion", "SlotFile", "SlotTable", "SlotType", "SLOT_TABLE_FORMAT"]

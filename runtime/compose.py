@@ -75,73 +75,17 @@ NEXT_STEP = {
         "mock_lookup": "This is mock data: check the real situation with the agency.",
     },
 }
+# What the engine asks when a required field is missing is the slot type's own question
+# (registry/_slots/*.yaml ``question``, compiled into generated/understand/slots.json): these two
+# are the engine's words for what no slot type says — a request too vague to pick a service, and
+# slots no question names.
 ASK = {
     "ko": {
-        "place": "어느 위치를 기준으로 찾을까요? 동네 이름이나 건물·역 이름(예: 부산역, 동아대 승학캠퍼스)을 알려주세요.",
-        "date": "언제 기준인가요? (예: 오늘, 내일, 이번 주말)",
-        "time": "몇 시 기준인가요?",
-        "drug_name": "어떤 약인가요? 제품 이름을 알려주세요.",
-        "stop_name": "어느 정류장인가요? 정류장 이름을 알려주세요.",
-        "sido_name": "어느 지역(시·도)인가요? (예: 서울, 부산)",
-        "city_code": "어느 도시인가요? (예: 부산, 대전)",
-        "region_name": "어느 지역인가요?",
-        "keyword": "무엇을 찾을지 조금 더 구체적으로 알려주세요.",
         "request": "무엇을 도와드릴까요? 필요한 공공서비스를 조금 더 구체적으로 알려주세요.",
-        "person_name": "본인 이름을 알려주세요.",
-        "birth_date": "생년월일을 알려주세요 (예: 1990-01-01).",
-        "phone": "휴대전화 번호를 알려주세요.",
-        "vehicle_number": "차량 번호를 알려주세요 (예: 12가3456).",
-        "year": "몇 년도 기준인가요?",
-        "region_code": "어느 지역(시·군·구)인가요?",
-        "sigungu_name": "어느 시·군·구인가요? (예: 부산 수영구, 수원시 장안구)",
-        "law_name": "어느 법령인가요? 법령 이름을 알려주세요 (예: 주택임대차보호법, 근로기준법 시행령).",
-        "hospital_name": "어느 병원인가요? 병원 이름을 알려주세요.",
-        "school_name": "어느 학교인가요? 학교 이름을 알려주세요.",
-        "route_number": "몇 번 버스인가요? 노선 번호를 알려주세요.",
-        "origin": "어디에서 출발하나요?",
-        "destination": "어디로 가나요?",
-        "flight_number": "항공편명을 알려주세요 (예: KE123).",
-        "month": "몇 월 기준인가요?",
-        "day_code": "무슨 요일(또는 공휴일)인가요?",
-        "election": "어느 선거인가요? (예: 지난 총선, 2022년 지방선거)",
-        "election_office": "어떤 선거의 결과인가요? (예: 대통령, 국회의원, 구청장)",
-        "ocean_station": "어느 바다(해역)인가요? (예: 부산 수영 앞바다)",
-        "welfare_program": "어떤 복지 서비스를 신청하려고 하나요?",
-        "auth_provider": "어떤 인증서(앱)로 인증할까요? (예: 카카오톡, 네이버, PASS)",
         "default": "다음 정보가 필요합니다: {slots}",
     },
     "en": {
-        "place": "Near which place? Tell me a neighbourhood, building or station (e.g. Busan Station).",
-        "date": "For which day? (e.g. today, tomorrow, this weekend)",
-        "time": "For what time?",
-        "drug_name": "Which medicine? Please give the product name.",
-        "stop_name": "Which bus stop? Please give its name.",
-        "sido_name": "Which city or province? (e.g. Seoul, Busan)",
-        "city_code": "Which city? (e.g. Busan, Daejeon)",
-        "region_name": "Which region?",
-        "keyword": "Could you say a little more specifically what to look for?",
         "request": "What can I help with? Please say which public service you need.",
-        "person_name": "Please tell me your name.",
-        "birth_date": "Please tell me your date of birth (e.g. 1990-01-01).",
-        "phone": "Please tell me your mobile number.",
-        "vehicle_number": "Please tell me the vehicle number (e.g. 12가3456).",
-        "year": "For which year?",
-        "region_code": "Which city, county or district?",
-        "sigungu_name": "Which city, county or district? (e.g. 수영구 in Busan)",
-        "law_name": "Which statute? Please give its Korean name (e.g. 주택임대차보호법).",
-        "hospital_name": "Which hospital? Please give its name.",
-        "school_name": "Which school or university? Please give its name.",
-        "route_number": "Which bus? Please give the route number.",
-        "origin": "Where are you leaving from?",
-        "destination": "Where are you going?",
-        "flight_number": "Please give the flight number (e.g. KE123).",
-        "month": "For which month?",
-        "day_code": "For which day of the week (or public holiday)?",
-        "election": "Which election? (e.g. the last general election)",
-        "election_office": "Results for which office? (e.g. president, National Assembly, district head)",
-        "ocean_station": "Which stretch of sea? (e.g. off Suyeong, Busan)",
-        "welfare_program": "Which welfare service do you want to apply for?",
-        "auth_provider": "Which certificate or app should verify you? (e.g. KakaoTalk, Naver, PASS)",
         "default": "I need the following to continue: {slots}",
     },
 }
@@ -398,11 +342,26 @@ def compose_ack(language: str) -> str:
 
 
 def compose_ask(missing: list[str], language: str) -> str:
-    table = ASK[language]
-    known = [table[s] for s in missing if s in table]
+    """The question for the missing slots: each slot type's own (or the one of the slot it is
+    asked as), once each, in order; 「request」 when no service could be picked."""
+    from .understand import table as slot_table
+
+    lang = "en" if language == "en" else "ko"
+    words = ASK[lang]
+    known: list[str] = []
+    unknown: list[str] = []
+    for s in missing:
+        if s in words and s != "default":
+            known.append(words[s])
+            continue
+        q = slot_table.question(s)
+        if q is not None:
+            known.append(q.get(lang))
+        else:
+            unknown.append(s)
     if known:
         return " ".join(dict.fromkeys(known))
-    return table["default"].format(slots=", ".join(missing))
+    return words["default"].format(slots=", ".join(unknown))
 
 
 def compose_stop(reason: str, language: str, detail: str = "") -> str:

@@ -379,6 +379,10 @@ def resolve(
         # place (「광주는?」), else the thing asked about (「게보린은?」 after a drug question).
         new_value = bool(bare) and not anchored and region is None and bool(content) and (
             not _has_place(last_m) or not _looks_like_place(bare or ""))
+        if not new_value and not bare and not anchored and region is None and not deixis and content:
+            # 「경리는?」 after a job search, 「바리스타는?」: a noun with its topic particle is the
+            # new value of what was asked about, even when no adapter's hints hold it.
+            new_value = _names_new_value(text)
         new_place = bool(bare or region or coordinates_in(text)) and not deixis and not new_value
         # 「세 곳만 보여줘」 after a pharmacy search: a count for the last intent, nothing of its own.
         refines = count_in(text) is not None and _takes_class(last_m, "count")
@@ -412,14 +416,26 @@ def resolve(
     kind: Kind = "switch" if (deixis or not place_named) and found else "new"
     # The time the last question named carries to the new topic, by slot type (its month is the
     # new service's month), unless the message names another: a switch keeps it, a new request
-    # only when it points back at it (「같은 달」, 「그 해」).
+    # only when it points back at it (「같은 달」, 「그 해」). A switch keeps the carried slot types
+    # too (where it is about), unless the message names its own place.
     keep_time = top is not None and not new_time and (kind == "switch" or _points_back_in_time(text))
+    keep_where = top is not None and kind == "switch" and not place_named
     hints = Hints(kind, place=hint_place if kind == "switch" and deixis else None,
-                  carried=_time_for(last_m, last.arguments, catalog.get(top["adapter_id"]))
-                  if keep_time and top is not None else {},
+                  carried=_time_for(last_m, last.arguments, catalog.get(top["adapter_id"]), when=keep_time,
+                                    where=keep_where) if top is not None else {},
                   references=dict(state.references))
     return Frame(kind, found, slots, hints, new_place=place_named, new_time=new_time, deixis=deixis,
                  topic_words=topics, reason="a topic of its own")
+
+
+def _names_new_value(text: str) -> bool:
+    """The message ends in a noun with its topic particle that is a content word (no time, no
+    place, no request word): 「경리는?」, 「그럼 바리스타는?」 — never 「내일은?」 or 「그건?」."""
+    ws = grammar.eojeols(dates.without_time_words(text))
+    if not ws:
+        return False
+    noun = grammar.clause_final_topic(ws[-1])
+    return noun is not None and noun in content_words(" ".join(ws))
 
 
 def _takes_class(m: Any, cls: str) -> bool:
@@ -509,17 +525,23 @@ def _points_back_in_time(text: str) -> bool:
     return any(w in low for w in vocab.fw("time_pointers"))
 
 
-def _time_for(last_m: Any, arguments: dict[str, Any], target: Any) -> dict[str, Any]:
-    """The last intent's time arguments (date, month, year …) under the fields of ``target`` that
-    have the same slot type — the same month for another service."""
+def _time_for(last_m: Any, arguments: dict[str, Any], target: Any, *, when: bool = True,
+              where: bool = False) -> dict[str, Any]:
+    """The last intent's arguments a new topic keeps, under the fields of ``target`` that have the
+    same slot type: its time (date, month, year … — the same month for another service) and every
+    slot type the session carries (the region of a job search for the training courses after it),
+    each in its slot's own spelling (a coded value as its label, ``_canonical``) so the new
+    field's reader writes it in its own code."""
     if target is None:
         return {}
     last_props = last_m.input_schema.get("properties", {})
     by_slot: dict[str, Any] = {}
     for name, value in (arguments or {}).items():
         slot = last_props.get(name, {}).get("x-slot")
-        if slot and table.has_facet(slot, "when") and not table.is_personal(slot):
-            by_slot[slot] = value
+        st = table.slot(slot)
+        if st is None or st.personal or not ((when and "when" in st.facets) or (where and st.carried)):
+            continue
+        by_slot.setdefault(slot, _canonical(last_props.get(name, {}), value))
     out = {}
     for name, prop in target.input_schema.get("properties", {}).items():
         slot = prop.get("x-slot") if isinstance(prop, dict) else None

@@ -108,8 +108,9 @@ def after_turn(
         _references_from_output(new, out)
 
     # The place: a newly named place replaces the old one entirely; otherwise what this turn
-    # resolved refines the carried one.
-    turn_place = Place.from_slots(slots)
+    # resolved refines the carried one. A carried value is kept in its slot's own spelling, never
+    # one upstream's code (work24's 「11000」 is 서울특별시, which HRD's field reads as 「11」).
+    turn_place = Place.from_slots(_labelled(slots, calls, catalog))
     named = None
     if frame is not None and frame.new_place:
         named = frame.hints.place or find_place(query, language)
@@ -136,6 +137,25 @@ def after_turn(
             new.place.set_region(region)
     new.touch()
     return new
+
+
+def _labelled(slots: dict[str, Any], calls: list[dict[str, Any]], catalog: Any) -> dict[str, Any]:
+    """The turn's slots with each value a call sent as a coded field's code (x-enum-labels) read
+    back as its label, through the same rule a follow-up's carried arguments follow
+    (resolve._canonical): the next adapter's field reads the label into its own code."""
+    from .resolve import _canonical
+
+    out = dict(slots)
+    for c in calls:
+        m = catalog.adapters.get(c.get("adapter_id"))
+        if m is None:
+            continue
+        props = m.input_schema.get("properties", {})
+        for name, value in (c.get("arguments") or {}).items():
+            slot = (props.get(name) or {}).get("x-slot")
+            if slot in out and out[slot] == value:
+                out[slot] = _canonical(props.get(name) or {}, value)
+    return out
 
 
 def _references_from_output(state: DialogueState, output: Any) -> None:

@@ -163,6 +163,29 @@ def is_predicate(word: str) -> bool:
     return bool(PREDICATE_END.search(word) or POLITE_END.search(word) or hearsay(word))
 
 
+# The syllables a verb or adjective stem (or a tense) ends in before the adnominal -는/-은 (공부하는,
+# 되는, 있는, 없는, 않는, 가려는, 했는): grammar, not vocabulary.
+_ADNOMINAL_BEFORE = frozenset("하되있없않려겠었았했였")
+
+
+def clause_final_topic(word: str) -> str | None:
+    """The noun of a topic-marked word that ends the message (「경리는?」, 「바리스타는?」, 「서울은?」):
+    Korean ends no question with the adnominal -는, so there the 는/은 is the topic particle of an
+    elliptical follow-up, not a verb form — unless the stem is a verb's (「공부하는」, 「있는」) or
+    too short to be a noun on its own (「먹는」, 「가는」)."""
+    w = word.strip(".,!?~…\"' ")
+    for p in ("는", "은"):
+        if not w.endswith(p) or len(w) - 1 < 2:
+            continue
+        stem = w[:-1]
+        if not is_hangul(stem[-1]) or stem[-1] in _ADNOMINAL_BEFORE or not particle_fits(stem, p):
+            continue
+        if PREDICATE_END.search(stem) or POLITE_END.search(stem):
+            continue
+        return stem
+    return None
+
+
 def copula_noun(word: str) -> str | None:
     """The noun of a copula form (「부산역이고」 → 부산역), else None."""
     m = COPULA_END.match(word)
@@ -242,7 +265,7 @@ def eojeols(text: str) -> list[str]:
     return WORD.findall(text)
 
 
-__all__ = ["AFTER_CONSONANT", "AFTER_VOWEL", "CONDITION_AFTER_PAST", "COPULA_END", "DEEMING_VERBS", "DIRECTIONAL", "ends_like_directional", "NEUTRAL", "PARTICLES", "POLITE_END", "PREDICATE_END",
+__all__ = ["AFTER_CONSONANT", "AFTER_VOWEL", "CONDITION_AFTER_PAST", "COPULA_END", "clause_final_topic", "DEEMING_VERBS", "DIRECTIONAL", "ends_like_directional", "NEUTRAL", "PARTICLES", "POLITE_END", "PREDICATE_END",
            "copula_noun", "eojeols", "final_consonant", "has_batchim", "is_hangul", "is_predicate", "past_tense", "particle_fits",
            "sino_number", "split_particle", "strip_particle"]
 

@@ -93,7 +93,16 @@ def _not_a_name(word: str, vocabulary: frozenset[str] | set[str] = frozenset(), 
         or (low in c.not_products and not (keyword and word in c.terms))
         or bool(re.fullmatch(r"[\d.\-]+", word)) or (grammar.is_predicate(word) and word not in known_places())
         or (low in vocabulary) or any(low.startswith(v) for v in vocabulary if len(v) >= 2)
+        or (keyword and _part_of_service_word(low, vocabulary))
     )
+
+
+def _part_of_service_word(word: str, vocabulary: frozenset[str] | set[str]) -> bool:
+    """A search word that is one half of a compound of the service's own words (「훈련」 of 훈련과정
+    and 직업훈련, 「교육」 of 재취업교육): it names the service, never what to search in it."""
+    if len(word) < 2 or not grammar.is_hangul(word[:1]):
+        return False
+    return any(len(v) - len(word) >= 2 and (v.startswith(word) or v.endswith(word)) for v in vocabulary)
 
 
 def content_words(text: str, vocabulary: frozenset[str] | set[str] = frozenset(), keyword: bool = False) -> list[str]:
@@ -101,9 +110,16 @@ def content_words(text: str, vocabulary: frozenset[str] | set[str] = frozenset()
     the adapter's hints say what the request is about (응급실, 약, 버스); what remains is what it is
     about specifically (타이레놀, 부산역) — the argument."""
     out = []
-    for raw in grammar.eojeols(without_personal(text)):
+    ws = grammar.eojeols(without_personal(text))
+    for i, raw in enumerate(ws):
         w = clean(raw)
         if len(w) < 2 and grammar.is_hangul(w[:1]):
+            continue
+        # 「경리는?」: the last word topic-marked is a noun with its particle, not a verb form.
+        topic = grammar.clause_final_topic(raw) if i == len(ws) - 1 else None
+        if topic is not None and topic not in known_places():
+            if not _not_a_name(topic, vocabulary, keyword):
+                out.append(topic)
             continue
         if _not_a_name(w, vocabulary, keyword) or _not_a_name(raw.lower(), vocabulary, keyword):
             continue

@@ -15,7 +15,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from ummaya.model.slots import SlotTable, SlotType
+from ummaya.model.slots import SlotQuestion, SlotTable, SlotType
 
 SLOTS_FILE = Path("understand") / "slots.json"
 
@@ -120,6 +120,12 @@ def asked_as(name: str) -> str:
     return s.asked_as if s is not None and s.asked_as else name
 
 
+def question(name: str) -> SlotQuestion | None:
+    """What the engine asks when a required field of slot type ``name`` is missing (registry/_slots
+    ``question``, or the question of the slot it is asked as)."""
+    return slot_table().question_for(name)
+
+
 def parts_of(name: str) -> tuple[str, ...]:
     s = slot(name)
     return tuple(s.parts) if s is not None else ()
@@ -142,4 +148,4 @@ def expand(names: set[str] | frozenset[str]) -> set[str]:
 
 
 __all__ = ["SlotTableMissing", "asked_as", "carried", "derived", "expand", "folder", "has_facet", "is_personal",
-           "names_with", "parts_of", "personal", "slot", "slot_of", "slot_table", "use", "whole_of"]
+           "names_with", "parts_of", "personal", "question", "slot", "slot_of", "slot_table", "use", "whole_of"]

@@ -154,3 +154,29 @@ def test_the_real_registry_declares_every_slot_a_manifest_names():
     assert used <= set(table), used - set(table)
     assert {n for n, s in table.items() if s["derived"]} >= {"coordinates", "latitude", "longitude", "region_code", "city_code", "node_id"}
     assert {n for n, s in table.items() if s["personal"]} >= {"person_name", "birth_date", "phone", "vehicle_number"}
+
+
+def test_a_required_field_whose_slot_type_has_no_question_is_a_located_error(tmp_path, monkeypatch):
+    """The engine asks for a missing required value in the slot type's own words (registry/_slots
+    ``question``): a required field of a slot type without one — nor one it is asked as — is
+    refused at its line, so no citizen is ever asked by an internal name."""
+    monkeypatch.setenv("UMMAYA_BUILD_WORKERS", "0")
+    root = make_project(tmp_path / "proj")
+    path = root / GOV24
+    path.write_text(path.read_text(encoding="utf-8").replace("required: [new_address]", "required: [new_address, move_date]"),
+                    encoding="utf-8")
+    result = run("build", "--root", str(root), "-q")
+    assert result.exit_code == 1
+    line = line_of(path, "x-slot: date,")
+    assert (f"{GOV24}:{line}: input_schema.properties.move_date: slot type 'date' has no question, but the field is "
+            "required") in result.output
+    # The question, declared once on the slot type, is all it takes; the coordinates a find
+    # requires are asked as a place, whose question serves them.
+    slots = root / "registry/_slots/slots.yaml"
+    slots.write_text(slots.read_text(encoding="utf-8").replace(
+        "  - name: date\n    class: date\n",
+        "  - name: date\n    class: date\n    question: {ko: \"언제 기준인가요?\", en: \"For which day?\"}\n"), encoding="utf-8")
+    assert run("build", "--root", str(root), "-q").exit_code == 0
+    table = json.loads((root / "generated/understand/slots.json").read_text(encoding="utf-8"))
+    assert table["slots"]["date"]["question"] == {"ko": "언제 기준인가요?", "en": "For which day?"}
+    assert "question" not in table["slots"]["latitude"] or table["slots"]["latitude"]["question"] is None
