@@ -161,10 +161,11 @@ def value_units() -> frozenset[str]:
 
 
 def deixis() -> frozenset[str]:
-    """Terms (both families) of the vocabulary's time and quantity deixis."""
+    """Terms (both families) of the vocabulary's time and quantity deixis, and of the words that
+    say what is asked of the answer (``asks``: 추천)."""
     from ummaya.runtime.understand import vocab
 
-    return _terms(vocab.words(RETRIEVAL_WORDS, "deixis"), "gm")
+    return _terms(vocab.words(RETRIEVAL_WORDS, "deixis") | vocab.words(RETRIEVAL_WORDS, "asks"), "gm")
 # The calendar vocabulary's relative time words (registry/_vocab/calendar.yaml: days, weeks,
 # relative months and years, now — 이번 달, 지난주, 내년) are deixis too: 「수도요금 이번 달 얼마야」
 # is not about the health-insurance premium because its examples say 이번 달. Weekdays, months and
@@ -346,6 +347,12 @@ class Retriever:
         # Switches for the ablation (bench/analyzers.py); the defaults are the tuned behaviour.
         self.deixis = deixis()
         self.no_evidence = location_cues() | (frozenset() if deixis_is_evidence else self.deixis | calendar_deixis())
+        # The Korean deixis words themselves (two syllables or more), longest first, for the
+        # bigram their ending makes with them (:meth:`shape_tails`). Location cues are left out:
+        # 어디로 and 근처에 say where, which the intent signal reads and the place lookup keys on.
+        self._shape_words = tuple(sorted({t[2:] for t in self.no_evidence - location_cues()
+                                          if t[0] == "g" and len(t) > 3 and "가" <= t[2] <= "힣"},
+                                         key=len, reverse=True))
         self.place_lookup = place_lookup
         # BM25 scores grow with ln N through IDF; the text threshold is in units of ln N + 1 so
         # it means the same at 26 and at 10,000 adapters.
@@ -434,6 +441,24 @@ class Retriever:
             (whole if ok else partial).update(g)
             (whole if ok else partial).update(ms)
         return terms, frozenset(partial - whole)
+
+    def shape_tails(self, query: str) -> frozenset[str]:
+        """The bigram a deixis word (retrieval_words: 추천, 지금, 이번 …) makes with the particle or
+        ending glued to it (추천해줘 → 천해, 지금은 → 금은): as much the shape of the request as the
+        word, so no evidence either — it made 「고양이 이름 추천해줘」 a third covered by the tour
+        search's 「추천해줘」. Not when the index knows a longer word at its start (내일배움카드) or
+        a word in the rest of it: then it is a compound, a topic."""
+        out: set[str] = set()
+        for m in _HANGUL_RUN.finditer(query):
+            run = m.group(0)
+            for w in self._shape_words:
+                if len(run) > len(w) and run.startswith(w):
+                    whole, _ = self.segment._pieces(run)
+                    rest, _ = self.segment._pieces(run[len(w):])
+                    if not (whole and len(whole[0]) > len(w)) and not any(len(p) > 1 for p in rest):
+                        out.add(f"g:{run[len(w) - 1:len(w) + 1]}")
+                    break
+        return frozenset(out)
 
     def argument_terms(self, query: str) -> frozenset[str]:
         """Terms of the request's words that name a district (신내동, 광안리, 사하구): a place the
@@ -785,7 +810,7 @@ class Retriever:
         mask = self._mask(filters)
         if top_k <= 0 or not query.strip():
             return []
-        arguments = self.argument_terms(query) | self.cue_terms(query)
+        arguments = self.argument_terms(query) | self.cue_terms(query) | self.shape_tails(query)
         named = self.named_facility(query)
         if named is not None:
             arguments |= named[0]

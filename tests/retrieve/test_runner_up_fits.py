@@ -36,7 +36,7 @@ def test_a_runner_up_that_covers_the_request_answers(tmp_path):
 
 def test_no_runner_up_that_covers_little_answers(tmp_path):
     r = Retriever(_docs(), cache_dir=tmp_path / "c")
-    assert r.search("이번 주말 영화 추천해줘") == []
+    assert r.search("이번 주말 영화관 상영 시간표") == []
 
 
 def test_a_runner_up_below_the_coverage_bar_does_not_answer(tmp_path):
