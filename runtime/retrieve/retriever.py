@@ -344,15 +344,19 @@ class Retriever:
         self.abstain_text = abstain_text
         self._existence: tuple[frozenset[str], frozenset[str]] | None = None
         self._facility_kinds: tuple[str, ...] | None = None
+        self._facility_suffixes: dict[str, tuple[str, ...]] = {}
+        self._stems: tuple[str, dict[str, str]] = ("", {})
+        self._last_example_query: tuple[str, tuple[np.ndarray, np.ndarray, float]] | None = None
         # Switches for the ablation (bench/analyzers.py); the defaults are the tuned behaviour.
         self.deixis = deixis()
         self.no_evidence = location_cues() | (frozenset() if deixis_is_evidence else self.deixis | calendar_deixis())
         # The Korean deixis words themselves (two syllables or more), longest first, for the
         # bigram their ending makes with them (:meth:`shape_tails`). Location cues are left out:
         # 어디로 and 근처에 say where, which the intent signal reads and the place lookup keys on.
-        self._shape_words = tuple(sorted({t[2:] for t in self.no_evidence - location_cues()
-                                          if t[0] == "g" and len(t) > 3 and "가" <= t[2] <= "힣"},
-                                         key=len, reverse=True))
+        self._shape_words: dict[str, tuple[str, ...]] = {}
+        for w in sorted({t[2:] for t in self.no_evidence - location_cues()
+                         if t[0] == "g" and len(t) > 3 and "가" <= t[2] <= "힣"}, key=len, reverse=True):
+            self._shape_words[w[0]] = (*self._shape_words.get(w[0], ()), w)
         self.place_lookup = place_lookup
         # BM25 scores grow with ln N through IDF; the text threshold is in units of ln N + 1 so
         # it means the same at 26 and at 10,000 adapters.
@@ -451,7 +455,7 @@ class Retriever:
         out: set[str] = set()
         for m in _HANGUL_RUN.finditer(query):
             run = m.group(0)
-            for w in self._shape_words:
+            for w in self._shape_words.get(run[0], ()):
                 if len(run) > len(w) and run.startswith(w):
                     whole, _ = self.segment._pieces(run)
                     rest, _ = self.segment._pieces(run[len(w):])
@@ -484,8 +488,8 @@ class Retriever:
         existence, people = self._existence_words()
         keys = self.compiled.keys
         for k, w in enumerate(runs):
-            stem = strip_particle(w, known=places)  # 「둔산동에서」 names 둔산동
-            if names_month(stem) and not any(f"g:{t}" in keys for t in grams(stem)):
+            stem = self._stem(query, w)  # 「둔산동에서」 names 둔산동
+            if not any(f"g:{t}" in keys for t in grams(stem)) and names_month(stem):
                 # A month in words no adapter's text holds (구월, 시월) is a value the month reader
                 # sends — when — not an unknown topic word held against coverage. Deixis (오늘)
                 # is neutral already and stays out.
@@ -530,14 +534,26 @@ class Retriever:
         if _ROMANIZED_UNIT.search(query):
             return True
         places, suffixes = self._district_vocab()
-        from ummaya.runtime.understand.grammar import strip_particle
-
         for m in _HANGUL_RUN.finditer(query):
             w = m.group(0)
-            for name in {w, strip_particle(w, known=places)}:
+            for name in {w, self._stem(query, w)}:
                 if name in places and any(name.endswith(x) and len(name) > len(x) + 1 for x in suffixes):
                     return True
         return False
+
+    def _stem(self, query: str, word: str) -> str:
+        """``strip_particle`` against the place vocabulary, once per word of a request (the
+        district terms and the district signal both read it; the last request's are kept)."""
+        q, memo = self._stems
+        if q != query:
+            memo = {}
+            self._stems = (query, memo)
+        stem = memo.get(word)
+        if stem is None:
+            from ummaya.runtime.understand.grammar import strip_particle
+
+            stem = memo[word] = strip_particle(word, known=self._district_vocab()[0])
+        return stem
 
     def _district_vocab(self) -> tuple[frozenset[str], tuple[str, ...]]:
         if self._districts is None:
@@ -568,6 +584,10 @@ class Retriever:
         from ummaya.runtime.understand.facilities import facility_in
 
         for kind in self._facility_kinds:
+            if kind not in self._facility_suffixes:
+                self._facility_suffixes[kind] = tuple(vocab.words("facility_names", f"{kind}_suffixes"))
+            if not any(x in query for x in self._facility_suffixes[kind]):
+                continue  # the name must end with the kind's suffix as the citizen wrote it (below)
             name = (facility_in(query, kind) or "").split(" ")[-1]  # 「종로 행복약국」: the glued name
             if name not in query:
                 continue  # a short form read out (전입신고 → 전입신고등학교) is no name the citizen wrote
@@ -810,7 +830,8 @@ class Retriever:
         mask = self._mask(filters)
         if top_k <= 0 or not query.strip():
             return []
-        arguments = self.argument_terms(query) | self.cue_terms(query) | self.shape_tails(query)
+        places = self.argument_terms(query)
+        arguments = places | self.cue_terms(query) | self.shape_tails(query)
         named = self.named_facility(query)
         if named is not None:
             arguments |= named[0]
@@ -840,7 +861,7 @@ class Retriever:
             final, order, by_name = self.prefer_name_search(final, order, named[1])
         if self.refute_top:
             final = self.refute(query, final, order[: self.refute_top])
-            final = self.redirect(query, final, order[: self.refute_top], order)
+            final = self.redirect(query, final, order[: self.refute_top], order, places)
             order = sorted((i for i in order if final[i] > 0), key=lambda i: (-final[i], i))
         best = order[0] if order else 0
         place_cue = self.place_lookup and m.unknown_share > 0 and PLACE_LOOKUP_CUE.search(query) is not None
@@ -927,7 +948,16 @@ class Retriever:
 
     def _example_query(self, query: str) -> tuple[np.ndarray, np.ndarray, float]:
         """The request against the example sentences: its known grams (ids, idf) and its norm, in
-        which unknown grams count with the highest idf (:meth:`refute` and :meth:`redirect`)."""
+        which unknown grams count with the highest idf (:meth:`refute` and :meth:`redirect`); the
+        last request's is kept, as one search reads it up to three times."""
+        last = self._last_example_query
+        if last is not None and last[0] == query:
+            return last[1]
+        out = self._example_query_of(query)
+        self._last_example_query = (query, out)
+        return out
+
+    def _example_query_of(self, query: str) -> tuple[np.ndarray, np.ndarray, float]:
         q = [g for g in grams(query) if f"g:{g}" not in self.no_evidence]
         qids, qidf = self.examples.query(q)
         unknown = len(set(q)) - len(qids)
@@ -955,7 +985,8 @@ class Retriever:
                 out[i] = 0.0
         return out
 
-    def redirect(self, query: str, final: np.ndarray, best: list[int], ranked: list[int]) -> np.ndarray:
+    def redirect(self, query: str, final: np.ndarray, best: list[int], ranked: list[int],
+                 arguments: frozenset[str] | None = None) -> np.ndarray:
         """Move those of the ``best`` candidates behind another candidate when one of their negative
         examples that ``belongs_to`` that candidate describes the request better than anything they
         say of themselves (「대구 미세먼지 어때?」 is closer to the dust alerts' 「서울 미세먼지 어때?
@@ -969,7 +1000,8 @@ class Retriever:
         if not len(qids):
             return final
         present = set(ranked)
-        arguments = self.argument_terms(query)
+        if arguments is None:
+            arguments = self.argument_terms(query)
         # Calendar words count here (다음 주 is no evidence of a topic, but it is what a mid-term
         # forecast's own sentences say and a short-term one's example does not); plain deixis
         # (지금, 오늘) and arguments do not.
@@ -977,7 +1009,7 @@ class Retriever:
                                         if f"g:{g}" not in arguments and f"g:{g}" not in self.deixis])
         out = final
         for i in top:
-            for_, against, owner = self.examples.redirect(i, qids, qidf, qnorm, topic)
+            for_, against, owner = self.examples.redirect(i, qids, qidf, qnorm, topic, self.refute_floor)
             if (owner >= 0 and owner in present and owner != i and against >= self.refute_floor
                     and against > for_ and 0 < final[owner] < out[i]):
                 if out is final:
