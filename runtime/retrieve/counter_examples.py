@@ -165,7 +165,7 @@ class CounterExamples:
         return False
 
     def redirect(self, doc: int, qids: np.ndarray, qidf: np.ndarray, qnorm: float,
-                 topic: np.ndarray | None = None) -> tuple[float, float, int]:
+                 topic: np.ndarray | None = None, floor: float = 0.0) -> tuple[float, float, int]:
         """(best similarity to a sentence *for* the document, best to one of its negative examples
         that belongs to another adapter, that adapter's document index or -1). ``topic``: the
         request's vocabulary ids that are not arguments; when one the negative example lacks is
@@ -174,7 +174,9 @@ class CounterExamples:
         against 「서울시청 근처 축제 일정」), the request says more than the example, in the
         document's words, and there is no redirect. A word both say of themselves about as often
         (초 of 「초미세먼지 나쁨이야?」 against 「지금 미세먼지 나쁨이야?」, open, a city) tells them
-        apart no better than the example does, and the example decides."""
+        apart no better than the example does, and the example decides. With a ``floor`` (the
+        retriever's), a negative example under it, or no closer than the document's own best
+        sentence, redirects nothing whatever the topic says, so the topic is not read for it."""
         a, b = int(self.doc_offsets[doc]), int(self.doc_offsets[doc + 1])
         if a == b or len(qids) == 0 or qnorm <= 0 or self.owner is None:
             return 0.0, 0.0, -1
@@ -188,6 +190,8 @@ class CounterExamples:
         if other[j] <= 0:
             return best_for, 0.0, -1
         owner = int(owners[j])
+        if floor and (other[j] < floor or other[j] <= best_for):
+            return best_for, float(other[j]), owner
         if topic is not None and len(topic):
             sentence = self.terms[int(self.term_offsets[a + j]):int(self.term_offsets[a + j + 1])]
             extra = np.setdiff1d(topic, sentence)

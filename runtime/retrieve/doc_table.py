@@ -14,13 +14,42 @@ documents nor Whoosh.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 TABLE_FORMAT = 5
+
+
+_SEP = "\x1f"
+
+
+class Packed(Sequence[list[str]]):
+    """Per document, a short list of words kept as one joined string and split when read: a
+    query reads it for a few candidates only, and 10,000 documents' lists of separate strings
+    held about two thirds of the loaded table."""
+
+    __slots__ = ("_joined",)
+
+    def __init__(self, lists: Iterable[Iterable[str]]):
+        self._joined = [_SEP.join(w) for w in lists]
+
+    def __len__(self) -> int:
+        return len(self._joined)
+
+    @overload
+    def __getitem__(self, i: int) -> list[str]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[list[str]]: ...
+    def __getitem__(self, i: int | slice) -> list[str] | list[list[str]]:
+        if isinstance(i, slice):
+            return [j.split(_SEP) if j else [] for j in self._joined[i]]
+        j = self._joined[i]
+        return j.split(_SEP) if j else []
 
 
 @dataclass
@@ -40,10 +69,10 @@ class DocTable:
     provides: dict[frozenset[str], np.ndarray]
     # per document, the words that name its service (codegen/emit_index.py); read for the best
     # candidate only
-    service_words: list[list[str]]
+    service_words: Packed
     titles: list[str]  # per document, its Korean and English title, lower case
     # per document, the slots of its required inputs (what the citizen or a chain must give)
-    input_slots: list[list[str]]
+    input_slots: Packed
 
     @property
     def n(self) -> int:
@@ -61,15 +90,16 @@ class DocTable:
             tier=np.array(c["tier"], dtype=str),
             domain=np.array(c["domain"], dtype=str),
             agency=np.array(c["agency"], dtype=str),
-            agency_ko=list(c["agency_ko"]),
-            agency_en=list(c["agency_en"]),
+            # one string per agency, not per document (agencies run many adapters each)
+            agency_ko=[sys.intern(a) for a in c["agency_ko"]],
+            agency_en=[sys.intern(a) for a in c["agency_en"]],
             place_slot=np.array(c["place_slot"], dtype=bool),
             name_slot=np.array(c["name_slot"], dtype=bool),
             requires=_groups(c["requires"]),
             provides=_groups(c["provides"]),
-            service_words=[list(w) for w in c.get("service_words") or [[] for _ in c["id"]]],
+            service_words=Packed(c.get("service_words") or [[] for _ in c["id"]]),
             titles=list(c.get("titles") or ["" for _ in c["id"]]),
-            input_slots=[list(x) for x in c.get("input_slots") or [[] for _ in c["id"]]],
+            input_slots=Packed(c.get("input_slots") or [[] for _ in c["id"]]),
         )
 
     @staticmethod

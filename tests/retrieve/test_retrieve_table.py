@@ -140,3 +140,13 @@ def test_an_action_cue_is_no_topic(tmp_path, small_documents):
     terms, partial = r.analyse("정화조 청소 신청하고 싶어")
     assert r.match(terms, partial, cues).coverage.max() == 0.0
     assert r.search("정화조 청소 신청하고 싶어") == []
+
+
+def test_packed_word_lists_read_back_whole():
+    from ummaya.runtime.retrieve.doc_table import Packed
+
+    p = Packed([["응급실", "emergency room"], [], ["약국"]])
+    assert len(p) == 3
+    assert p[0] == ["응급실", "emergency room"] and p[1] == [] and p[2] == ["약국"]
+    assert list(p) == [["응급실", "emergency room"], [], ["약국"]]
+    assert p[1:] == [[], ["약국"]]
