@@ -264,8 +264,11 @@ _HANGUL_GROUP = re.compile("[" + _HD + "](?:" + _DIGIT_SEP + "{0,3}[" + _HD + "]
 _HANGUL_TABLE = str.maketrans(_HANGUL_DIGITS)
 
 
+_HANGUL_DIGIT = re.compile("[" + _HD + "]")
+
+
 def _fold_hangul_digits(text: str) -> str:
-    if not any(ch in _HANGUL_DIGITS for ch in text):
+    if _HANGUL_DIGIT.search(text) is None:
         return text
 
     def run(m: re.Match[str]) -> str:
@@ -418,7 +421,9 @@ def _views(text: str) -> list[_View]:
         current = _compose(current, decoded)
         views.append(current)
     for view in list(views):
-        if not view[0].isascii() and any(_invisible(ch) for ch in view[0]):
+        # Every invisible character is a non-printable one (category C*): a printable text,
+        # most of them, is not walked character by character.
+        if not view[0].isascii() and not view[0].isprintable() and any(_invisible(ch) for ch in view[0]):
             views.append(_compose(view, _without_invisible(view[0])))
     for view in list(views):
         if _OBFUSCATION.search(view[0]):

@@ -713,10 +713,27 @@ def openapi_bytes(app: Any) -> bytes:
     return (json.dumps(openapi_document(app), ensure_ascii=False, sort_keys=True, indent=2) + "\n").encode()
 
 
+def quiet_upstream_logs(env: dict[str, str] | None = None) -> None:
+    """httpx writes an INFO line for every upstream request — Mock calls included — and each line
+    is built and scrubbed (runtime/log_filter.py) before any handler sees it: ~0.5 ms of server CPU
+    per answer. Every call is in the answer's trace already (adapter, tier, status, timing), so
+    the server logs httpx from WARNING up unless ``UMMAYA_LOG_UPSTREAM=on``, the server runs at
+    debug level (``--log-level debug``) or httpx's level was set."""
+    if _env_on((os.environ if env is None else env).get("UMMAYA_LOG_UPSTREAM"), default=False):
+        return
+    if logging.getLogger("uvicorn.error").isEnabledFor(logging.DEBUG):
+        return
+    for name in ("httpx", "httpcore"):
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
+
+
 def app_from_env() -> Any:
     """The uvicorn factory: ``uvicorn --factory ummaya.runtime.serve.app:app_from_env``."""
     from ummaya.runtime.log_filter import install
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     install()  # every worker: no credential (a Live call's URL) or personal data in any log line
+    quiet_upstream_logs()
     return create_app(ServeSettings.from_env())

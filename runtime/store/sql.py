@@ -94,6 +94,70 @@ def escape_surrogates(value: Any) -> Any:
     return value
 
 
+class _Keeper:
+    """What a stored trace keeps of one value: ``escape_surrogates(strip_credentials_value(
+    redact_value(v, keys=True)))`` when ``redact`` (else without the redact_value), in one walk.
+    A trace repeats most of its strings (field names, adapter ids, the evidence in both its events
+    and its calls), so each distinct string is cleaned once per trace (``_memo``; the memo lives as
+    long as the trace being staged). A dict whose cleaned keys collide (two keys redacted to one
+    placeholder) is cleaned the three-pass way, so the result is that of the three passes always."""
+
+    def __init__(self, secrets: list[str]):
+        self.secrets = secrets
+        self._memo: tuple[dict[str, str], dict[str, str]] = ({}, {})  # [redact] -> str -> kept
+        self._keys: tuple[dict[str, str], dict[str, str]] = ({}, {})  # keys: redacted, never stripped
+
+    def key(self, k: Any, redact_it: bool) -> Any:
+        if not isinstance(k, str):
+            return k
+        memo = self._keys[redact_it]
+        kept = memo.get(k)
+        if kept is None:
+            kept = escape_surrogates(redact(k) if redact_it else k)
+            memo[k] = kept
+        return kept
+
+    def string(self, s: str, redact_it: bool) -> str:
+        memo = self._memo[redact_it]
+        kept = memo.get(s)
+        if kept is None:
+            kept = escape_surrogates(strip_credentials(redact(s) if redact_it else s, self.secrets))
+            memo[s] = kept
+        return kept
+
+    def text(self, s: str | None, redact_it: bool) -> str | None:
+        if s is None:
+            return None
+        t = redact(s) if redact_it else s
+        return escape_surrogates(strip_credentials(t, self.secrets) if t else t)
+
+    def value(self, v: Any, redact_it: bool) -> Any:
+        if isinstance(v, str):
+            return self.string(v, redact_it)
+        if isinstance(v, dict):
+            out = {self.key(k, redact_it): self.value(x, redact_it) for k, x in v.items()}
+            if len(out) != len(v):  # cleaned keys collided: the three passes' own order of wins
+                return escape_surrogates(strip_credentials_value(
+                    redact_value(v, keys=True) if redact_it else v, self.secrets))
+            return out
+        if isinstance(v, (list, tuple)):
+            return [self.value(x, redact_it) for x in v]
+        if redact_it and isinstance(v, int) and not isinstance(v, bool):
+            r = redact_value(v)  # a 주민등록번호 or card number sent as a JSON number
+            return self.string(r, False) if isinstance(r, str) else r
+        return v
+
+    def event(self, e: dict[str, Any], redact_it: bool) -> dict[str, Any]:
+        """One stored event: its data cleaned as ``value`` (redacted when ``redact_it``), its other
+        fields (type, stage …) only stripped of credentials and escaped, as the passes did."""
+        e = {**e, "data": e.get("data", {})}
+        out = {self.key(k, False): self.value(x, redact_it and k == "data") for k, x in e.items()}
+        if len(out) != len(e):
+            return escape_surrogates({k: strip_credentials_value(
+                redact_value(x, keys=True) if k == "data" and redact_it else x, self.secrets) for k, x in e.items()})
+        return out
+
+
 def apply_retention(trace: Trace, policy: RetentionPolicy, personal: Sequence[PersonalValue] = ()) -> Trace:
     """A copy of ``trace`` as the policy allows it to be kept. Identity fields (trace_id, release,
     session, stop_reason, state, timings, timestamps) are never touched.
@@ -112,27 +176,24 @@ def apply_retention(trace: Trace, policy: RetentionPolicy, personal: Sequence[Pe
                          "answer_text": masker.text(trace.answer_text), "calls": masker.value(trace.calls, drop=drop),
                          "meta": masker.value(trace.meta, drop=drop)})
         events = [{**e, "data": masker.value(e.get("data", {}), drop=drop)} for e in events]
+    # Whatever the policy, no credential is stored (an error message may quote a request), and
+    # lone surrogates are escaped: one walk (_Keeper) does what redact_value, then
+    # strip_credentials_value, then escape_surrogates did in three, once per distinct string.
+    keep = _Keeper(env_secrets())
     if mode == "full":
         # "full" keeps the citizen's words for debugging; upstream URLs are not their words and
         # are redacted whatever the policy (they carry the same data, percent-encoded).
-        req, ans = trace.request_text, trace.answer_text
-        events = [{**e, "data": _redact_urls(e.get("data", {}))} for e in events]
-        calls, meta = _redact_urls(trace.calls), _redact_urls(trace.meta)
+        req, ans = keep.text(trace.request_text, False), keep.text(trace.answer_text, False)
+        events = [keep.event({**e, "data": _redact_urls(e.get("data", {}))}, False) for e in events]
+        calls, meta = keep.value(_redact_urls(trace.calls), False), keep.value(_redact_urls(trace.meta), False)
     elif mode == "redacted":
-        req = redact(trace.request_text) if trace.request_text is not None else None
-        ans = redact(trace.answer_text) if trace.answer_text is not None else None
-        events = [{**e, "data": redact_value(e.get("data", {}), keys=True)} for e in events]
-        calls, meta = redact_value(trace.calls, keys=True), redact_value(trace.meta, keys=True)
+        req, ans = keep.text(trace.request_text, True), keep.text(trace.answer_text, True)
+        events = [keep.event(e, True) for e in events]
+        calls, meta = keep.value(trace.calls, True), keep.value(trace.meta, True)
     else:  # none
         req = ans = None
-        events = [{**e, "data": redact_value(_drop_raw_text(e.get("data", {})), keys=True)} for e in events]
-        calls = redact_value(_drop_raw_text(trace.calls), keys=True)
-        meta = redact_value(_drop_raw_text(trace.meta), keys=True)
-    # Whatever the policy, no credential is stored (an error message may quote a request).
-    secrets = env_secrets()
-    events, calls, meta = (strip_credentials_value(v, secrets) for v in (events, calls, meta))
-    req, ans = (strip_credentials(v, secrets) if v else v for v in (req, ans))
-    req, ans, events, calls, meta = (escape_surrogates(v) for v in (req, ans, events, calls, meta))
+        events = [keep.event({**e, "data": _drop_raw_text(e.get("data", {}))}, True) for e in events]
+        calls, meta = keep.value(_drop_raw_text(trace.calls), True), keep.value(_drop_raw_text(trace.meta), True)
     return Trace(
         trace_id=trace.trace_id, created_at=trace.created_at, expires_at=trace.expires_at,
         release_id=trace.release_id, release_alias=trace.release_alias,
