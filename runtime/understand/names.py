@@ -499,3 +499,118 @@ def product_cue(text: str) -> bool:
                     return True
                 break
     return False
+
+
+# -- titles ---------------------------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"[?!.。]$")
+
+
+def _adnominal_or_plain(word: str) -> bool:
+    """A verb form a title holds (「불편한 편의점」, 「소년이 온다」, 「나는 나로 살기로 했다」): the
+    adnominal (a final ㄴ/ㄹ, -는, -던) or the plain declarative -다 — never the conversational endings
+    a request ends with (있어?, 알려줘, 가능해요?)."""
+    last = word[-1:]
+    if not grammar.is_hangul(last):
+        return False
+    return last in "다는던" or grammar.final_consonant(last) in (4, 8)
+
+
+def _title_stop(token: str, final: bool, following: str = "") -> bool:
+    """A word no title of a request holds: a request or function word, a pointer, a place, a
+    region, a word with a locative particle (「도서관에」, 「도서관에서」), a time, a number, or a
+    conversational predicate (「확인해줘」, 「있어?」) — unless another predicate follows it in the
+    same breath (「작별하지 않는다」, a title's own auxiliary)."""
+    from .regions import is_region_name
+
+    w = token.strip(".,!?~…\"'()[]「」『』")
+    c = classes()
+    low = w.lower()
+    if not w or low in c.request or low in c.deixis or low in c.pointers or low in c.temporal or is_function(w):
+        return True
+    if low in vocab.fw("pronouns") or low in vocab.fw("deixis_nouns") or low in vocab.fw("existence"):
+        return True
+    if re.fullmatch(r"[\d\-]+", w) or w in known_places() or is_region_name(w):
+        return True
+    stem, particle = grammar.split_particle(w, known=known_places())
+    if particle in grammar.LOCATIVE and stem != w:
+        return True
+    if grammar.POLITE_END.search(w):
+        return True
+    if not grammar.is_predicate(w) or _adnominal_or_plain(w):
+        return False
+    nxt = following.strip(".,!?~…\"'()[]「」『』")
+    return final or bool(_SENTENCE_END.search(token)) or not (nxt and grammar.is_predicate(nxt))
+
+
+def title_in(text: str, vocabulary: str = "titles", longest: int = 100) -> str | None:
+    """A title, whole — a book's 「소년이 온다」 although it holds a verb: the quoted or bracketed span;
+    else the words before a word saying what kind of work it is (the vocabulary's ``markers``:
+    책, 소설 …) or asking about it (``about``: 누가 쓴, 출판사, 대출 …), back to the word that ends
+    the span (a place, a request word, the sentence's own predicate). None when the request marks
+    no title so (the keyword reader then reads its content words)."""
+    said = quoted(text, longest)
+    if said:
+        return said
+    markers = vocab.words(vocabulary, "markers")
+    about = vocab.words(vocabulary, "about")
+    tokens = [t for t in text.split() if t.strip(".,!?~…\"'()[]「」『』")]
+    pronouns = vocab.fw("pronouns")
+    runs: list[tuple[list[str], str]] = []
+    cur: list[str] = []
+    marked = False
+
+    def close(kind: str) -> None:
+        if cur:
+            runs.append((list(cur), kind))
+            cur.clear()
+        elif kind in ("marker", "about") and runs and runs[-1][1] in ("about", "marker"):
+            pass  # 「소년이 온다 누가 쓴 책이야」: the marker after the about-words closes the same run
+
+    for i, raw in enumerate(tokens):
+        w = raw.strip(".,!?~…\"'()[]「」『』")
+        low = w.lower()
+        base = clean(w).lower()
+        noun = grammar.copula_noun(w)
+        if low in markers or base in markers or (noun is not None and noun.lower() in markers):
+            marked = True
+            close("marker")
+            continue
+        if low in about or base in about or any(low.startswith(a) for a in about if len(a) >= 2 and not a.isascii()):
+            close("about")
+            continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if _title_stop(raw, i == len(tokens) - 1, following):
+            if low in pronouns and following and not _title_stop(following, i + 1 == len(tokens) - 1) \
+                    and following.strip(".,!?~…\"'").lower() not in markers | about:
+                cur.append(w)  # 「나는 나로 살기로 했다」: a pronoun that starts a title's clause
+                continue
+            close("stop")
+            continue
+        cur.append(w)
+    close("end")
+    # The run a kind-of-work word ends (「한강이 쓴 소년이 온다 책」), else one an about-word ends.
+    # An unquoted title is Korean ("Who wrote the book 채식주의자?"): English words around a Korean
+    # upstream's title are the request's, never the title ("Book details for ISBN …").
+    runs = [(ws, kind) for ws, kind in runs if any(grammar.is_hangul(ch) for w in ws for ch in w)]
+    before_marker = next((ws for ws, kind in runs if kind == "marker"), None)
+    picked = before_marker or next((ws for ws, kind in runs if kind == "about"), None)
+    if picked is None and marked and runs:
+        picked = max((ws for ws, _ in runs), key=len)  # 「이 책 … 있어? 소년이 온다」
+    if not picked:
+        return None
+    last = grammar.strip_particle(picked[-1], known=known_places())
+    value = " ".join([*picked[:-1], last]).strip()
+    # One syllable is a title only right before the word saying it is one (「흰 책」).
+    return value[:longest] if len(value) >= 2 or (picked is before_marker and grammar.is_hangul(value)) else None
+
+
+def read_title_value(req: Any) -> Any:
+    """The title slot: the title whole (``title_in``), else what the keyword reader reads."""
+    ctx = req.context
+    if points_back(req.text) and ctx is not None and (getattr(ctx, "carried_args", None) or getattr(ctx, "references", None)):
+        said = quoted(req.text, int(req.prop.get("maxLength") or 100))
+        if said is None:
+            return None
+    value = title_in(req.text, req.vocabulary or "titles", int(req.prop.get("maxLength") or 100))
+    return value if value is not None else read_keyword_value(req)

@@ -236,6 +236,13 @@ def read_keyword(req: ReadRequest) -> Any:
     return read_keyword_value(req)
 
 
+@reader("title", doc="A title, whole (소년이 온다, 작별하지 않는다): quoted or bracketed, else the words before 책/소설 … or 누가 쓴/출판사/대출 … (the slot's vocabulary), predicates and all.")
+def read_title(req: ReadRequest) -> Any:
+    from .names import read_title_value
+
+    return read_title_value(req)
+
+
 @reader("labelled", doc="A value the citizen introduces with one of the vocabulary's labels (「제출할 곳은 신한은행이야」 → 신한은행, \"purpose: a bank loan\"); nothing unlabelled is read.")
 def read_labelled(req: ReadRequest) -> Any:
     from . import vocab
