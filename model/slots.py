@@ -118,6 +118,11 @@ class SlotType(_Strict):
         description="The shared reader that takes it from a request (runtime/understand/readers.py); none: only outputs and the session fill it",
     )
     vocabulary: str | None = Field(default=None, description="The vocabulary (registry/_vocab/<name>.yaml) the reader matches against")
+    vocabulary_for: Literal["every", "english"] = Field(
+        default="every",
+        description="Which requests the vocabulary reads: every request, or only English ones (a translation table: "
+        "\"care worker\" → 요양보호사, while a Korean request keeps its own words whole — 물류센터, not 물류)",
+    )
     fill_optional: Literal["always", "vocabulary", "never"] = Field(
         default="always",
         description="When the field is optional: always read it; only when the request names a word of the vocabulary; or "

@@ -248,7 +248,8 @@ def read_keyword_value(req: Any) -> Any:
     """With a vocabulary, the term of it the request names (한부모, 긴급복지); else, for a field that
     needs one, the content words of the request."""
     ctx = req.context
-    if req.vocabulary:
+    translating = req.slot is not None and req.slot.vocabulary_for == "english"
+    if req.vocabulary and not (translating and req.language == "ko"):
         found = named_terms(req.text, req.vocabulary)
         enum = req.prop.get("enum")
         if found and enum:

@@ -136,9 +136,24 @@ def test_job_and_course_searches_send_the_citizens_search_words(engine):
 
 
 def test_an_english_word_is_not_sent_to_an_optional_korean_filter(engine):
-    r = ask(engine, "Show welder job openings in Busan")
+    # No vocabulary maps it: an English word matches no Korean posting, so every posting beats none.
+    r = ask(engine, "Show astronaut job openings in Busan")
     row = _first(r, "work24_job_postings")
     assert row is not None and "keyword" not in row["arguments"], r.calls
+
+
+def test_an_english_job_word_is_sent_as_the_korean_word_the_jobs_vocabulary_maps_it_to(engine):
+    # registry/_vocab/jobs.yaml, read for English requests only (search_words: vocabulary_for english).
+    r = ask(engine, "Show welder job openings in Busan")
+    row = _first(r, "work24_job_postings")
+    assert row is not None and row["arguments"].get("keyword") == "용접", r.calls
+
+
+def test_a_korean_job_search_keeps_its_own_words_whole_beside_the_jobs_vocabulary(engine):
+    # 물류 is a term of the jobs vocabulary; a Korean request is not read through it (물류센터 stays whole).
+    r = ask(engine, "부산 물류센터 일자리 있어?")
+    row = _first(r, "work24_job_postings")
+    assert row is not None and row["arguments"].get("keyword") == "물류센터", r.calls
 
 
 # -- a coded value carried to an adapter that spells the code differently ------------------------------
