@@ -240,8 +240,14 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     from .link import link
     from .profile_merge import resolve_manifest
 
+    from ummaya.model.templates import code_cache
+
+    from .emit_cache import TEMPLATES_CACHE
+
     say(f"link: {len(registry.manifests)} adapters")
-    linked = link(registry, parse=parse, cache=cache, inputs=inputs)
+    # The templates link compiles are kept for the scenario gate's workers (ci/scenario_gate.py).
+    with code_cache(cache.folder / TEMPLATES_CACHE):
+        linked = link(registry, parse=parse, cache=cache, inputs=inputs)
     guidance, guidance_problems = load_guidance(root)
     guidance_problems += check_limits(registry.manifests, guidance)
     services = service_words(manifests, guidance)  # once, for the check and the emitter
