@@ -149,12 +149,15 @@ def start_failures(root: Path, scenarios: list[tuple[Path, Any]], generated: Pat
 def run_shard(generated: str, shard: list[Any]) -> list[list[str]] | str:
     """Run ``shard`` (scenarios) in order on one scenario engine: each one's problems (a worker
     process's whole job; a store of its own, traces off), or why the build cannot be loaded."""
+    from ummaya.codegen.emit_cache import TEMPLATES_CACHE, default_cache_dir
+    from ummaya.model.templates import code_cache
     from ummaya.runtime.catalog import CatalogError
     from ummaya.runtime.scenarios import run_scenario, scenario_engine
     from ummaya.runtime.store import open_store
     from ummaya.runtime.store.records import RetentionPolicy
 
-    with tempfile.TemporaryDirectory(prefix="ummaya-check-") as tmp:
+    # The answer templates as the build compiled them (every worker would compile the same ~200).
+    with tempfile.TemporaryDirectory(prefix="ummaya-check-") as tmp, code_cache(default_cache_dir() / TEMPLATES_CACHE):
         store = open_store(f"sqlite:///{Path(tmp) / 'scenarios.sqlite3'}")
         try:
             try:

@@ -240,8 +240,14 @@ def _plan_rest(plan, root, inputs, registry, manifests, problems, jobs, parse, s
     from .link import link
     from .profile_merge import resolve_manifest
 
+    from ummaya.model.templates import code_cache
+
+    from .emit_cache import TEMPLATES_CACHE
+
     say(f"link: {len(registry.manifests)} adapters")
-    linked = link(registry, parse=parse, cache=cache, inputs=inputs)
+    # The templates link compiles are kept for the scenario gate's workers (ci/scenario_gate.py).
+    with code_cache(cache.folder / TEMPLATES_CACHE):
+        linked = link(registry, parse=parse, cache=cache, inputs=inputs)
     guidance, guidance_problems = load_guidance(root)
     guidance_problems += check_limits(registry.manifests, guidance)
     services = service_words(manifests, guidance)  # once, for the check and the emitter
@@ -373,11 +379,18 @@ _PROFILES = "_profiles"  # codegen.loader.PROFILES_DIR (not imported: the no-op 
 def _analyse(morph_texts: list[str], noun_texts: list[str]) -> tuple[list, list]:
     """The Kiwi part of the index and the known nouns, for the texts no cached part covers: the
     morphemes of each of ``morph_texts`` and the nouns of each of ``noun_texts`` (picklable, so it
-    can run in the index worker; codegen/understand.py says what the nouns are for)."""
-    from ummaya.model.analysis import morphs_many
-    from .understand import nouns_per_text
+    can run in the index worker; codegen/understand.py says what the nouns are for).
 
-    return ([list(m) for m in morphs_many(morph_texts)] if morph_texts else []), nouns_per_text(noun_texts)
+    One Kiwi batch over both lists: most noun texts are also index texts (hints, examples), and
+    Kiwi's tokens for a text do not depend on its batch, so each text is analysed once and both
+    readings are taken from the same tokens (model.analysis.morphs_many's and nouns_per_text's)."""
+    from ummaya.model import analysis
+    from .understand import nouns_of
+
+    texts = sorted({t for t in (*morph_texts, *noun_texts) if t.strip()})
+    tokens = dict(zip(texts, analysis.kiwi().tokenize(texts), strict=True)) if texts else {}
+    morphs = [list(analysis._morph_terms(tokens[t])) if t in tokens else [] for t in morph_texts]
+    return morphs, [nouns_of(tokens[t]) if t in tokens else [] for t in noun_texts]
 
 
 def _warm_index_worker() -> None:

@@ -33,6 +33,9 @@ USED_REFRESH_S = 86_400  # a hit refreshes its entry's mtime when it is older th
 PRUNE_EVERY_S = 86_400  # ``maybe_prune`` walks the cache at most this often
 DEFAULT_MAX_AGE_DAYS = 14.0
 _STAMP = ".pruned"
+# Compiled answer templates (model.templates.code_cache): the build's link fills it, the scenario
+# gate's workers read it. Same <kind>/<2 hex>/<key>.<ext> layout, so ``prune`` ages them out too.
+TEMPLATES_CACHE = "templates"
 
 
 def mark_used(path: str | os.PathLike[str], mtime: float) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import jinja2
 
+from .lazy_template import LazyTemplate
 from .emit_lock import flatten_fields
 from ummaya.model.manifest import Manifest
 from .fixture_provenance import share_text
@@ -55,21 +56,7 @@ Every adapter is one of four primitives — {% for key, _, blurb in primitives %
 """)
 
 
-class _LazyTemplate:
-    """A template compiled on first render: an incremental build renders a page or a client only
-    for the adapters that changed, and compiling it is a tenth of the module's import."""
-
-    def __init__(self, source: str):
-        self._source = source
-        self._template: jinja2.Template | None = None
-
-    def render(self, **kw: Any) -> str:
-        if self._template is None:
-            self._template = _ENV.from_string(self._source)
-        return self._template.render(**kw)
-
-
-PAGE = _LazyTemplate("""\
+PAGE = LazyTemplate(_ENV, """\
 # {{ m.id }} — {{ m.title.en }} / {{ m.title.ko }}
 
 > {{ m.summary.en }}

@@ -364,11 +364,14 @@ def nouns_per_text(texts: list[str]) -> list[list[str]]:
 
     if not texts:
         return []
-    out = []
-    for toks in kiwi().tokenize(texts):
-        out.append(sorted({t.form for t in toks
-                           if t.tag in ("NNG", "NNP") and len(t.form) >= 2 and all("가" <= ch <= "힣" for ch in t.form)}))
-    return out
+    return [nouns_of(toks) for toks in kiwi().tokenize(texts)]
+
+
+def nouns_of(tokens) -> list[str]:
+    """The known nouns of one text's Kiwi tokens (common and proper nouns of two Hangul syllables
+    or more), sorted: what :func:`nouns_per_text` keeps of each text."""
+    return sorted({t.form for t in tokens
+                   if t.tag in ("NNG", "NNP") and len(t.form) >= 2 and all("가" <= ch <= "힣" for ch in t.form)})
 
 
 __all__ = ["Understanding", "check_understanding", "compile_regions", "emit_understanding", "known_nouns",

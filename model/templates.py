@@ -20,11 +20,13 @@ run time the plain listing (logged).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import re
 import time
 from functools import lru_cache
+from collections.abc import Iterator
 from typing import Any
 
 from jinja2 import StrictUndefined, Template, TemplateSyntaxError, nodes
@@ -209,7 +211,65 @@ ENV.filters["format"] = _format
 @lru_cache(maxsize=1024)
 def compile_template(source: str) -> Template:
     """The compiled template (cached by its text); raises ``TemplateSyntaxError``."""
-    return ENV.from_string(source)
+    if _CODE_DIR is None:
+        return ENV.from_string(source)
+    return ENV.template_class.from_code(ENV, _compiled_code(source), ENV.make_globals(None), None)
+
+
+# Compiling a template (jinja's lexer, parser and code generator, then Python's compile) costs
+# ~5 ms; ``ummaya check`` runs every scenario in spawned workers that would each compile the same
+# 200-odd templates again. ``code_cache`` (opt-in: the build and the check call it with the
+# emit cache) keeps each template's code object (marshal) on disk under the hash of its text, the
+# Python and jinja versions and this module (whose ``_parse`` rewrites the tree): a template whose
+# text or compiler changed is compiled again; a syntax error is never stored (it raises first).
+_CODE_DIR: str | None = None
+
+
+@contextlib.contextmanager
+def code_cache(folder: Any) -> Iterator[None]:
+    """Within the block, keep compiled templates in ``folder`` (None: in memory only)."""
+    global _CODE_DIR
+    before, _CODE_DIR = _CODE_DIR, None if folder is None else str(folder)
+    try:
+        yield
+    finally:
+        _CODE_DIR = before
+
+
+@lru_cache(maxsize=1)
+def _compiler_key() -> str:
+    import hashlib
+    import sys
+
+    import jinja2
+
+    with open(__file__, "rb") as fh:
+        own = hashlib.sha256(fh.read()).hexdigest()
+    return f"{sys.version}|{sys.implementation.cache_tag}|jinja2 {jinja2.__version__}|{own}"
+
+
+def _compiled_code(source: str) -> Any:
+    import hashlib
+    import marshal
+    import os
+
+    key = hashlib.sha256(f"{_compiler_key()}|{source}".encode()).hexdigest()
+    path = os.path.join(_CODE_DIR or "", key[:2], f"{key}.code")
+    try:
+        with open(path, "rb") as fh:
+            return marshal.load(fh)
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    code = ENV.compile(source)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            marshal.dump(code, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written is only slower
+    return code
 
 
 def has_content(output: dict[str, Any] | None) -> bool:

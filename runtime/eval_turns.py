@@ -105,14 +105,10 @@ def load(path: Path, generated: Path | None = None) -> list[Scenario]:
 
 def catalog_ids(catalog: Path) -> set[str]:
     """The adapter ids of a compiled ``catalog.json``; a ValueError naming it if it cannot be read."""
-    import json
+    from .scenarios import catalog_ids as read_ids
 
     try:
-        data = json.loads(catalog.read_text(encoding="utf-8"))
-        adapters = data.get("adapters", data) if isinstance(data, dict) else data
-        if isinstance(adapters, dict):
-            return set(adapters)
-        return {a["id"] for a in adapters if isinstance(a, dict) and "id" in a}
+        return read_ids(catalog)
     except (OSError, ValueError, TypeError) as exc:
         raise ValueError(f"{catalog}: no compiled catalog to check the scenarios' adapter ids against "
                          f"(run `ummaya build`): {exc}") from exc

@@ -144,20 +144,25 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-def _catalog_ids(root: Path) -> set[str] | None:
+def catalog_ids(catalog: Path) -> set[str]:
+    """The adapter ids of a compiled ``catalog.json`` (the one reader of the gate, the tests and
+    ``ummaya eval turns``); OSError, ValueError or TypeError when it cannot be read as one."""
     import json
 
-    path = root / "generated" / "catalog.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = json.loads(catalog.read_text(encoding="utf-8"))
     adapters = data.get("adapters", data) if isinstance(data, dict) else data
     if isinstance(adapters, dict):
         return set(adapters)
     if isinstance(adapters, list):
         return {a["id"] for a in adapters if isinstance(a, dict) and "id" in a}
-    return None
+    raise ValueError("no adapters in it")
+
+
+def _catalog_ids(root: Path) -> set[str] | None:
+    try:
+        return catalog_ids(root / "generated" / "catalog.json")
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def parse_scenario_file(path: Path, rel: str, adapters: set[str] | None = None) -> tuple[Any, ScenarioFile | None, list[Any]]:

@@ -78,3 +78,22 @@ def test_real_registry_templates_render_every_fixture(language):
 
     registry, _ = load_registry(Path(__file__).resolve().parents[2])
     assert [str(p) for lm in registry.manifests for p in check_templates(lm) if f"render.{language}" in p.message] == []
+
+
+def test_compiled_templates_kept_on_disk_render_the_same_and_errors_are_never_stored(tmp_path) -> None:
+    """model.templates.code_cache: the build's compiled answer templates, reused by other processes."""
+    from jinja2 import TemplateSyntaxError
+
+    from ummaya.model import templates
+
+    source = "{% for x in items %}{{ x.name }}·{% endfor %}{{ n * 2 }}"
+    with templates.code_cache(tmp_path):
+        templates._compiled_code(source)  # compiled and stored
+        stored = list(tmp_path.rglob("*.code"))
+        assert len(stored) == 1
+        code = templates._compiled_code(source)  # read back
+        again = templates.ENV.template_class.from_code(templates.ENV, code, templates.ENV.make_globals(None), None)
+        assert again.render(items=[{"name": "a"}, {"name": "b"}], n=3) == "a·b·6"
+        with pytest.raises(TemplateSyntaxError):
+            templates._compiled_code("{% for x in %}")
+        assert list(tmp_path.rglob("*.code")) == stored

@@ -78,7 +78,7 @@ def check(root: str | None, against: str | None) -> None:
                 except ValueError:
                     reference = None  # reported by the breaking gate below
             taken = takeovers(project, plan.registry, plan.outputs.get("generated/index/documents.json"),
-                              reference)
+                              reference, plan.outputs.get("generated/registry.lock"))
             # Against the pull request's base a takeover is known to be new: it fails. Without a
             # base it is printed for review (ci/hints.py).
             (stuffed if reference is not None else review).extend(taken)
