@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+from functools import lru_cache
 from typing import Any
 
 from ummaya.model.manifest import DATETIME_FORMATS, Fixture, Manifest
@@ -70,6 +71,13 @@ def move(value: Any, fmt: str, days: int) -> Any:
     """``value`` written in ``fmt``, ``days`` later; a value that is not in that form is left as is."""
     if not isinstance(value, str) or not value:
         return value
+    return _moved(value, fmt, days)
+
+
+@lru_cache(maxsize=4096)
+def _moved(value: str, fmt: str, days: int) -> str:
+    # A forecast body repeats a handful of dates over hundreds of rows (KMA: 3 days × 12 categories
+    # × 24 hours), and strptime is slow: each distinct date is parsed once.
     pattern = FORMATS[fmt]
     try:
         if pattern is None:
