@@ -8,8 +8,9 @@ turn *abstained* when it stopped ``no_adapter`` — the way out. Rows are scored
 code as retrieval (runtime/retrieve/eval_retrieval.py): abstention precision, recall and F1 per split
 and kind, with the raw counts (``abstain_fp``: in-scope requests the engine turned away), beside
 retrieval's on the same rows. R@1 is the adapter the turn acted on: the first answering adapter it
-called (a locate step on the way is not the answer), else the one it asked a question for or stopped
-at, else its first candidate.
+called (a locate step on the way is not the answer), else the one it asked a question for (the
+planner's ask names it), else the one it stopped at (a locate step only when nothing else), else
+its first candidate.
 
 The held-out split is scored, never tuned on (evals/README.md).
 """
@@ -57,12 +58,19 @@ def acted_on(result: Any, catalog: Any) -> list[str]:
     """The adapters the turn acted on, best first ([] for a way out)."""
     if result.stop_reason == ABSTAINED:
         return []
+    def answers(a: str | None) -> bool:
+        return bool(a) and (m := catalog.adapters.get(a)) is not None and m.primitive != "locate"
+
     called = [c["adapter_id"] for c in result.calls]
-    answering = [a for a in called if (m := catalog.adapters.get(a)) is not None and m.primitive != "locate"]
-    asked = [e.data.get("adapter_id") for e in result.events
-             if (e.type == "permission" or (e.type == "check" and e.data.get("check") != "scope_candidates"))
-             and e.data.get("adapter_id")]
-    ids = [*answering, *asked, *called, *(c["adapter_id"] for c in result.candidates)]
+    # The adapter a question was asked for: the planner's ask names it (the gate stays quiet on an
+    # allowed ask, so no permission event need say so).
+    questioned = [c.get("adapter_id") for e in result.events
+                  if e.type == "plan" and e.data.get("action") == "ask" for c in e.data.get("calls") or []]
+    stopped = [e.data.get("adapter_id") for e in result.events
+               if (e.type == "permission" or (e.type == "check" and e.data.get("check") != "scope_candidates"))
+               and e.data.get("adapter_id")]
+    ids = [*filter(answers, called), *filter(answers, questioned), *filter(answers, stopped),
+           *stopped, *called, *(c["adapter_id"] for c in result.candidates)]
     return list(dict.fromkeys(a for a in ids if a))
 
 
