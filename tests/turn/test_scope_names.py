@@ -148,24 +148,3 @@ def test_a_channels_phrase_outside_any_place_still_goes_to_the_channel(engine):
     r = ask(engine, "서울 지하철 강남역에서 홍대입구역 몇 분 걸려?")
     assert r.stop_reason == "no_adapter"
 
-
-def test_the_eval_counts_the_adapter_a_question_was_asked_for_not_the_locate_step_before_it():
-    # 「잠실 엘스 아파트 최근 실거래가」: the address lookup finds the 법정동 code, then the turn asks
-    # which month for the trade prices — the turn acted on the trade prices, not on the lookup
-    from types import SimpleNamespace
-
-    from ummaya.runtime.eval_abstention import acted_on
-
-    catalog = SimpleNamespace(adapters={"where": SimpleNamespace(primitive="locate"),
-                                        "prices": SimpleNamespace(primitive="find")})
-    ev = SimpleNamespace
-    r = SimpleNamespace(stop_reason="needs_input", calls=[{"adapter_id": "where", "status": "ok"}],
-                        candidates=[{"adapter_id": "prices"}],
-                        events=[ev(type="plan", data={"action": "call", "calls": [{"adapter_id": "where"}]}),
-                                ev(type="permission", data={"adapter_id": "where"}),
-                                ev(type="plan", data={"action": "ask", "calls": [{"adapter_id": "prices"}]})])
-    assert acted_on(r, catalog) == ["prices", "where"]
-    # a locate step that is all the turn did is still what it acted on
-    alone = SimpleNamespace(stop_reason="completed", calls=[{"adapter_id": "where", "status": "ok"}],
-                            candidates=[], events=[ev(type="permission", data={"adapter_id": "where"})])
-    assert acted_on(alone, catalog) == ["where"]
